@@ -1,0 +1,3 @@
+from coldwatch.cli import entry
+
+entry()

@@ -1,0 +1,270 @@
+"""Turn raw start-up log bytes into clean, timestamped, rank-tagged lines.
+
+Pure: no clock, no I/O beyond the iterables it is given. Memory stays bounded whatever the
+input: a record is cut at MAX_RECORD bytes and the rest of it, up to the next separator, is
+skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+MAX_RECORD = 64 * 1024
+"""Longest record kept, in bytes; longer records are cut (the tail is dropped, marked)."""
+
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One log record after unwrapping: the message text, its time and its rank tag."""
+
+    text: str
+    """Message body without wrappers, timestamps or ANSI codes."""
+    t: float | None
+    """Seconds on the log's own clock (see LogClock), or None when the line carries no stamp."""
+    rank: str
+    """Rank tag such as 'TP3', 'DP0 TP0' or 'worker3'; '' for untagged lines."""
+    raw: str
+    """The record as decoded, before unwrapping (for evidence and causal lines)."""
+    stamp_style: str = ""
+    """Which timestamp form the line carried: 'sglang', 'vllm', 'journal', 'iso', 'pylog', ''."""
+
+
+# --- splitting -------------------------------------------------------------------------------
+
+
+def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iterator[bytes]:
+    """Split a byte stream into records on ``\\n`` and ``\\r``, in bounded memory.
+
+    Empty records are dropped. A record longer than ``max_record`` is cut to its first
+    ``max_record`` bytes; the remainder up to the next separator is skipped.
+    """
+    carry = b""
+    skipping = False
+    for chunk in chunks:
+        if not chunk:
+            continue
+        parts = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        # parts[0] continues the carried record; parts[-1] is an unfinished record
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if i == 0:
+                if skipping:
+                    if last:
+                        continue
+                    skipping = False
+                    continue
+                part = carry + part if carry else part
+                carry = b""
+            if last:
+                if len(part) > max_record:
+                    yield part[:max_record]
+                    skipping = True
+                else:
+                    carry = part
+                break
+            if part:
+                yield part[:max_record]
+    if carry and not skipping:
+        yield carry
+
+
+# --- unwrapping ------------------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m")
+_CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# outer wrappers, each removed at most once, in this order
+_GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
+_JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_JOURNAL_SHORT = re.compile(r"^([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
+_PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
+_RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
+_TORCH_RANK = re.compile(r"^\[rank(\d+)\]:")
+# engine stamps
+_SGLANG = re.compile(
+    r"^\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)(?:\.\d+)?((?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*)\] "
+    r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w./-]+:\d+: )?"
+)
+_VLLM = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? (?:\[[^\]]*\] |[\w./-]+:\d+\] )")
+_PYLOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} - \w+ - ")
+_GLUED = re.compile(r"(?<=\S)(?=\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - )")
+_WORKER_RANK = re.compile(r"(?:_|^)(?:TP|rank)(\d+)", re.IGNORECASE)
+
+
+def _secs(date: str | None, hms: str) -> tuple[int | None, int]:
+    """'YYYY-MM-DD' (or None) and 'HH:MM:SS' to (day ordinal or None, seconds of day)."""
+    h, m, s = int(hms[0:2]), int(hms[3:5]), int(hms[6:8])
+    day = None
+    if date:
+        try:
+            day = _dt.date(int(date[0:4]), int(date[5:7]), int(date[8:10])).toordinal()
+        except ValueError:
+            day = None
+    return day, h * 3600 + m * 60 + s
+
+
+def _md(month: int, dom: int) -> int | None:
+    try:
+        return _dt.date(2000, month, dom).toordinal()  # 2000: leap year, so 02-29 parses
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class _Stamp:
+    style: str
+    day: int | None
+    sod: int
+
+
+def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
+    """Strip wrappers and prefixes. Returns (text, rank, stamp, style)."""
+    text = record
+    rank = ""
+    outer: _Stamp | None = None
+    m = _GHA.match(text)
+    if m:
+        d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+        outer = _Stamp("iso", d, s)
+        text = text[m.end() :]
+    else:
+        m = _JOURNAL_ISO.match(text)
+        if m:
+            d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+            outer = _Stamp("journal", d, s)
+            text = text[m.end() :]
+        else:
+            m = _JOURNAL_SHORT.match(text)
+            if m and m.group(1) in _MONTHS:
+                outer = _Stamp("journal", _md(_MONTHS[m.group(1)], int(m.group(2))), _secs(None, m.group(3))[1])
+                text = text[m.end() :]
+    m = _COMPOSE.match(text)
+    if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
+        text = text[m.end() :]
+    m = _PROC.match(text)
+    if m:
+        if m.group(2) is not None:
+            rank = "worker" + m.group(2)
+        else:
+            w = _WORKER_RANK.search(m.group(1))
+            if w and m.group(1) != "APIServer":
+                rank = "worker" + w.group(1)
+        text = text[m.end() :]
+    if text.endswith("cluster]"):
+        text = _RAY_SUFFIX.sub("", text)
+    m = _TORCH_RANK.match(text)
+    if m:
+        rank = rank or "rank" + m.group(1)
+        text = text[m.end() :]
+    inner: _Stamp | None = None
+    style = ""
+    if text.startswith("["):
+        m = _SGLANG.match(text)
+        if m:
+            d, s = _secs(m.group(1), m.group(2))
+            inner = _Stamp("sglang", d, s)
+            style = "sglang"
+            if m.group(3):
+                rank = m.group(3).strip()
+            text = text[m.end() :]
+    elif text[:1] in "DIWEC":
+        m = _VLLM.match(text)
+        if m:
+            inner = _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1])
+            style = "vllm"
+            text = text[m.end() :]
+    elif text[:1].isdigit():
+        m = _PYLOG.match(text)
+        if m:
+            d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+            inner = _Stamp("pylog", d, s)
+            style = "pylog"
+            text = text[m.end() :]
+    stamp = outer or inner
+    return text, rank, stamp, style or (outer.style if outer else "")
+
+
+_EPOCH_DAY = _dt.date(1970, 1, 1).toordinal()
+_FAKE_YEAR_DAYS = (_dt.date(2000, 1, 1).toordinal(), _dt.date(2001, 1, 1).toordinal())
+
+
+class LogClock:
+    """Maps stamps of several styles onto one non-decreasing clock, in seconds.
+
+    The first style seen defines the clock; another style is aligned to it at first sight
+    (logs mix a container's UTC stamps with a host's local time). Stamps without a date take
+    the last known day and roll over at midnight.
+    """
+
+    def __init__(self) -> None:
+        self.origin: float | None = None
+        self.now: float | None = None
+        self._offset: dict[str, float] = {}
+        self._day: dict[str, int] = {}
+        self._last_sod: dict[str, int] = {}
+        self.origin_epoch: float | None = None
+        """Unix time of t=0 when the first stamp carried a real date (else None)."""
+
+    def place(self, stamp: _Stamp) -> float:
+        style = stamp.style
+        if stamp.day is not None:
+            day = stamp.day
+            self._day[style] = day
+        else:
+            day = self._day.get(style, 0)
+            last = self._last_sod.get(style)
+            if last is not None and stamp.sod < last - 12 * 3600:
+                day += 1
+            self._day[style] = day
+        self._last_sod[style] = stamp.sod
+        absolute = day * 86400.0 + stamp.sod
+        if self.origin is None:
+            self.origin = absolute
+            if stamp.day is not None and not (_FAKE_YEAR_DAYS[0] <= stamp.day < _FAKE_YEAR_DAYS[1]):
+                self.origin_epoch = (stamp.day - _EPOCH_DAY) * 86400.0 + stamp.sod
+            self._offset[style] = 0.0
+            self.now = 0.0
+            return 0.0
+        if style not in self._offset:
+            self._offset[style] = (self.now or 0.0) - (absolute - self.origin)
+        t = absolute - self.origin + self._offset[style]
+        if self.now is None or t > self.now:
+            self.now = t
+        return self.now
+
+
+class Normaliser:
+    """Record bytes -> LogLine, keeping the clock across records."""
+
+    def __init__(self) -> None:
+        self.clock = LogClock()
+
+    def lines(self, record: bytes) -> list[LogLine]:
+        raw = record.decode("utf-8", "replace")
+        if "\x1b" in raw or "m" in raw:
+            raw = _ANSI.sub("", raw)
+        if not raw.isprintable():
+            raw = _CTRL.sub("", raw).replace("\t", " ")
+        raw = raw.rstrip()
+        if not raw:
+            return []
+        pieces = _GLUED.split(raw) if ("it/s]" in raw or "s/it]" in raw) else [raw]
+        out: list[LogLine] = []
+        for piece in pieces:
+            text, rank, stamp, style = unwrap(piece)
+            t = self.clock.place(stamp) if stamp is not None else self.clock.now
+            out.append(LogLine(text.strip(), t, rank, piece, style))
+        return out
+
+
+def normalise(chunks: Iterable[bytes]) -> Iterator[LogLine]:
+    """Raw byte chunks -> clean LogLines (splitting, unwrapping and clock in one pass)."""
+    n = Normaliser()
+    for rec in split_records(chunks):
+        yield from n.lines(rec)

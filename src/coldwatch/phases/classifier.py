@@ -1,0 +1,437 @@
+"""The cold-start classifier: pure, no clock, no I/O.
+
+``Classifier.feed(line)`` takes one normalised log line and returns the signals it caused
+(phase changes, progress, failure, ready). Service and HTTP evidence arrive through
+``note_ready`` and ``note_death``. The same object drives ``replay`` (log clock) and
+``wait`` (monitor clock), so both reach the same verdict from the same lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from coldwatch.normalise import LogLine
+from coldwatch.phases.rules import PHASES, RuleSet, builtin_rules, scoped
+
+_BAR = re.compile(r"^(?P<desc>.*?):?\s*(?P<pct>\d{1,3})%(?:\s*Completed)?\s*\|[^|]*?\|?\s*(?P<n>\d+)/(?P<total>\d+)")
+_FRAME = re.compile(r'^File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+_MAX_FRAMES = 64
+
+
+@dataclass(slots=True)
+class Span:
+    """One phase on the timeline: first entry to last exit, in log-clock seconds."""
+
+    phase: str
+    start: float | None
+    end: float | None = None
+    evidence: str = ""
+    done: int | None = None
+    total: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"phase": self.phase, "start": self.start, "end": self.end}
+
+
+@dataclass(slots=True)
+class Failure:
+    kind: str
+    trigger: str
+    rule: str
+    t: float | None
+    definitive: bool
+    root: str | None = None
+    phase: str | None = None
+
+    @property
+    def cause(self) -> str:
+        return self.root or self.trigger
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """Something the classifier concluded: kind is phase | progress | failed | ready | warning."""
+
+    kind: str
+    t: float | None
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class State:
+    """Everything the classifier knows. Owned by one Classifier."""
+
+    engine: str | None = None
+    phase: str = "starting"
+    spans: dict[str, Span] = field(default_factory=dict)
+    rank_phase: dict[str, str | None] = field(default_factory=dict)
+    rank_flags: dict[str, set[str]] = field(default_factory=dict)
+    count: dict[str, int] = field(default_factory=dict)
+    lead: str | None = None
+    failure: Failure | None = None
+    ready_t: float | None = None
+    ready_evidence: str = ""
+    frames: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=_MAX_FRAMES))
+    in_traceback: bool = False
+    lines: int = 0
+    last_t: float | None = None
+    last_line: str = ""
+
+    @property
+    def outcome(self) -> str:
+        """ready | failed | pending (a candidate failure is still pending)."""
+        if self.ready_t is not None:
+            return "ready"
+        if self.failure is not None and self.failure.definitive:
+            return "failed"
+        return "pending"
+
+    def last_phase(self) -> str | None:
+        """The phase to report: where a failure happened, else the latest phase reached."""
+        if self.failure is not None and self.ready_t is None and self.failure.phase:
+            return self.failure.phase
+        return None if self.phase == "starting" else self.phase
+
+    def timeline(self) -> list[Span]:
+        spans = [s for s in self.spans.values() if s.phase != "starting" or s.end is not None]
+        return sorted(spans, key=lambda s: (s.start if s.start is not None else -1.0, PHASES.index(s.phase)))
+
+
+def _is_zero_rank(rank: str) -> bool:
+    digits = [c for c in rank if c.isdigit()]
+    return bool(digits) and all(c == "0" for c in digits)
+
+
+class Classifier:
+    """Events in, state and signals out. Deterministic and pure."""
+
+    def __init__(self, rules: RuleSet | None = None, engine: str | None = None) -> None:
+        self.rules = rules or builtin_rules()
+        self.state = State(engine=engine)
+        patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
+        self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
+        self._detect = self.rules.detect
+        self._out: list[Signal] = []
+
+    # ---- helpers -----------------------------------------------------------------------
+    def _emit(self, signal: str, t: float | None, **data: Any) -> None:
+        self._out.append(Signal(signal, t, data))
+
+    def _active(self, engine: str) -> bool:
+        return engine == "*" or self.state.engine is None or engine == self.state.engine
+
+    def _rank(self, line: LogLine) -> str:
+        st = self.state
+        rank = line.rank
+        if rank:
+            if st.lead is None and _is_zero_rank(rank):
+                st.lead = rank
+                if "" in st.rank_phase:  # untagged evidence so far belonged to rank 0
+                    old = st.rank_phase.pop("")
+                    flags = st.rank_flags.pop("", set())
+                    st.rank_flags.setdefault(rank, set()).update(flags)
+                    if old is not None and rank not in st.rank_phase:
+                        st.rank_phase[rank] = old
+                    elif old is not None:
+                        self._dec(old, line.t)
+            return rank
+        return st.lead or ""
+
+    def _dec(self, phase: str, t: float | None) -> None:
+        st = self.state
+        n = st.count.get(phase, 0) - 1
+        st.count[phase] = max(n, 0)
+        if n <= 0 and phase in st.spans:
+            st.spans[phase].end = t
+
+    def _enter(self, rank: str, phase: str, t: float | None, evidence: str) -> None:
+        st = self.state
+        prev = st.rank_phase.get(rank)
+        if prev == phase:
+            return
+        if st.failure is not None and not st.failure.definitive:
+            # the start went on after a traceback: it was not fatal
+            self._emit("warning", t, message=f"start continued after: {st.failure.cause}")
+            st.failure = None
+        if prev is not None:
+            self._dec(prev, t)
+        st.rank_phase[rank] = phase
+        st.count[phase] = st.count.get(phase, 0) + 1
+        st.frames.clear()
+        span = st.spans.get(phase)
+        new = span is None
+        if span is None:
+            st.spans[phase] = Span(phase, t, None, evidence)
+        else:
+            span.end = None
+        if "starting" in st.spans and st.spans["starting"].end is None:
+            st.spans["starting"].end = t
+        if (new or st.lead is None or rank == st.lead or rank == "") and st.phase != phase:
+            st.phase = phase
+            self._emit("phase", t, phase=phase, rank=rank or None, evidence=evidence)
+
+    def _leave(self, rank: str, phases: tuple[str, ...], t: float | None, evidence: str) -> None:
+        st = self.state
+        cur = st.rank_phase.get(rank)
+        if cur is not None and cur in phases:
+            st.rank_phase[rank] = None
+            self._dec(cur, t)
+            return
+        first = phases[0]
+        if first not in st.spans:  # an end marker is evidence the phase happened
+            st.spans[first] = Span(first, t, t, evidence)
+            if "starting" in st.spans and st.spans["starting"].end is None:
+                st.spans["starting"].end = t
+            if st.phase == "starting" or PHASES.index(first) > PHASES.index(st.phase):
+                st.phase = first
+                self._emit("phase", t, phase=first, rank=rank or None, evidence=evidence)
+        elif st.count.get(first, 0) == 0:
+            span = st.spans[first]
+            if span.end is None or (t is not None and t > span.end):
+                span.end = t
+
+    def _global(self, phase: str, t: float | None, evidence: str) -> None:
+        st = self.state
+        for rank, cur in list(st.rank_phase.items()):
+            if cur is not None and cur != phase:
+                st.rank_phase[rank] = None
+                self._dec(cur, t)
+        self._enter("", phase, t, evidence)
+        for rank in list(st.rank_phase):
+            if rank != "":
+                st.rank_phase[rank] = phase
+        st.count[phase] = len(st.rank_phase)
+        if st.lead is not None:
+            st.lead = None  # from here the main process speaks for all ranks
+
+    def _fail(self, kind: str, rule: str, text: str, t: float | None, role: str) -> None:
+        st = self.state
+        f = st.failure
+        if f is None:
+            st.failure = Failure(kind, text, rule, t, definitive=(role != "candidate"))
+            st.in_traceback = role == "candidate" or "Traceback" in text
+            if role != "candidate" and not st.in_traceback:
+                st.frames.clear()
+            if st.failure.definitive:
+                self._emit_failed(t)
+            return
+        if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
+            f.trigger, f.rule, f.kind = text, rule, kind
+        if not f.definitive and role != "candidate":
+            f.definitive = True
+            self._emit_failed(t)
+
+    def _emit_failed(self, t: float | None) -> None:
+        f = self.state.failure
+        assert f is not None
+        self._refine(f)
+        self._emit("failed", t, kind=f.kind, cause=f.cause, phase=self.state.last_phase())
+
+    def _refine(self, f: Failure) -> None:
+        for text in (f.root, f.trigger):
+            if not text:
+                continue
+            for k in self.rules.kind:
+                if k.regex.search(text):
+                    f.kind = k.label
+                    break
+            else:
+                continue
+            break
+        self._place(f)
+
+    def _place(self, f: Failure) -> None:
+        """Put the failure in a phase: its traceback's frames first, else the current phase."""
+        st = self.state
+        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase)
+        if f.phase is not None and f.phase not in st.spans:
+            st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame")
+
+    def _frame_phase(self) -> str | None:
+        frames = self.state.frames
+        if not frames:
+            return None
+        for rule in self.rules.frame:
+            for path, func in frames:
+                if rule.regex.search(path) or rule.regex.search(func):
+                    return rule.label
+        return None
+
+    # ---- events ------------------------------------------------------------------------
+    def feed(self, line: LogLine) -> list[Signal]:
+        """One log line in; the signals it caused out."""
+        self._out = []
+        st = self.state
+        st.lines += 1
+        t = line.t
+        if t is not None:
+            st.last_t = t
+        text = line.text
+        if not text:
+            return self._out
+        if "starting" not in st.spans:
+            st.spans["starting"] = Span("starting", t, None, text[:200])
+        elif t is not None and st.spans["starting"].start is None:
+            st.spans["starting"].start = t
+        if st.engine is None:
+            for eng, rx in self._detect.items():
+                if rx.search(line.raw):
+                    st.engine = eng
+                    break
+        if st.ready_t is not None:
+            return self._out  # errors and shutdown after ready do not change a ready start
+        st.last_line = text[:500]
+        self._traceback(text, t)
+        if "%" in text and "/" in text:
+            m = _BAR.match(text)
+            if m:
+                self._bar(line, m, t)
+                return self._out
+        if self._any is not None and not self._any.search(text):
+            return self._out
+        rank = self._rank(line)
+        for fr in self.rules.failure:
+            if self._active(fr.engine) and fr.regex.search(text):
+                self._fail(fr.kind, fr.id, text, t, fr.role)
+                break
+        flags = st.rank_flags.setdefault(rank, set())
+        for rule in self.rules.phase:
+            if not self._active(rule.engine) or not rule.regex.search(text):
+                continue
+            if rule.requires and rule.requires not in flags:
+                continue
+            if rule.unless and rule.unless in flags:
+                continue
+            if st.failure is not None and st.failure.definitive:
+                break  # after a failure the timeline stops; only the cause is refined
+            cur = st.rank_phase.get(rank)
+            if rule.stay_in and cur in rule.stay_in:
+                pass
+            elif rule.is_global and rule.enter:
+                self._global(rule.enter, t, text)
+                if rule.enter == "ready":
+                    st.ready_t = t
+                    st.ready_evidence = text
+                    self._emit("ready", t, evidence=text, source="log")
+            elif rule.enter:
+                self._enter(rank, rule.enter, t, text)
+            elif rule.end:
+                self._leave(rank, rule.end, t, text)
+            if rule.sets:
+                flags.add(rule.sets)
+            if rule.enter or rule.end:
+                break
+        return self._out
+
+    def _traceback(self, text: str, t: float | None) -> None:
+        st = self.state
+        if text.startswith("File ") or text.startswith('File"'):
+            m = _FRAME.match(text)
+            if m:
+                f = st.failure
+                if f is None or f.root is None:
+                    st.frames.append((m.group(1), m.group(2)))
+                    if f is not None and f.definitive:
+                        self._place(f)
+                st.in_traceback = True
+            return
+        if "Traceback (most recent call last)" in text or text.startswith(("Current thread 0x", "Thread 0x")):
+            if st.failure is None or st.failure.root is None:
+                st.frames.clear()
+            st.in_traceback = True
+            return
+        if text.startswith(_CHAIN):
+            st.in_traceback = True
+            return
+        if st.in_traceback and _EXC.match(text):
+            st.in_traceback = False
+            f = st.failure
+            if f is None:
+                st.failure = Failure("exception", text, "common.exception_line", t, definitive=False, root=text)
+            elif f.root is None:
+                f.root = text
+                if f.definitive:
+                    self._refine(f)
+                    self._emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
+
+    def _bar(self, line: LogLine, m: re.Match[str], t: float | None) -> None:
+        st = self.state
+        desc = m.group("desc").strip()
+        done, total = int(m.group("n")), int(m.group("total"))
+        if st.failure is not None and st.failure.definitive:
+            return
+        rank = self._rank(line)
+        cur = st.rank_phase.get(rank)
+        phase = cur or (st.phase if st.phase != "starting" else None)
+        if desc:
+            for rule in self.rules.bar:
+                if not self._active(rule.engine) or not rule.regex.search(desc):
+                    continue
+                phase = rule.phase
+                if not (rule.stay_in and cur in rule.stay_in):
+                    self._enter(rank, rule.phase, t, line.text)
+                else:
+                    phase = cur
+                if (
+                    rule.complete_enter
+                    and done >= total > 0
+                    and st.rank_phase.get(rank) == rule.phase
+                    and (rule.complete_requires is None or rule.complete_requires in st.rank_flags.get(rank, set()))
+                ):
+                    self._enter(rank, rule.complete_enter, t, line.text)
+                break
+        if phase is None:
+            return
+        span = st.spans.get(phase)
+        if span is not None:
+            span.done, span.total = done, total
+        self._emit("progress", t, phase=phase, done=done, total=total, desc=desc)
+
+    # ---- evidence from outside the log -------------------------------------------------
+    def note_ready(self, t: float | None, evidence: str) -> list[Signal]:
+        """The HTTP ladder proved readiness (a good completion)."""
+        self._out = []
+        st = self.state
+        if st.ready_t is None:
+            self._global("ready", t, evidence)
+            st.ready_t = t
+            st.ready_evidence = evidence
+            st.failure = None if (st.failure and not st.failure.definitive) else st.failure
+            self._emit("ready", t, evidence=evidence, source="http")
+        return self._out
+
+    def note_death(self, t: float | None, kind: str, reason: str) -> list[Signal]:
+        """The server process or unit is gone: a pending cause becomes the verdict."""
+        self._out = []
+        st = self.state
+        if st.ready_t is not None:
+            return self._out
+        if st.failure is None:
+            st.failure = Failure(kind, reason, "service", t, definitive=True)
+            self._emit_failed(t)
+        elif not st.failure.definitive:
+            st.failure.definitive = True
+            self._emit_failed(t)
+        return self._out
+
+    def finish(self) -> list[Signal]:
+        """End of the log: a pending traceback is the cause of a failure."""
+        self._out = []
+        f = self.state.failure
+        if f is not None and not f.definitive and self.state.ready_t is None:
+            f.definitive = True
+            self._emit_failed(self.state.last_t)
+        return self._out
+
+
+def step(state: State, line: LogLine, rules: RuleSet | None = None) -> State:
+    """Functional form: feed one line to a classifier holding ``state``; returns the state."""
+    c = Classifier(rules)
+    c.state = state
+    c.feed(line)
+    return c.state

@@ -1,0 +1,243 @@
+"""Rules as data: load the TOML rule files shipped in the package, plus user overrides."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from coldwatch.errors import ConfigError
+
+PHASES = (
+    "starting",
+    "dist_init",
+    "weight_load",
+    "marlin_repack",
+    "draft_init",
+    "kv_alloc",
+    "jit_compile",
+    "graph_capture",
+    "warmup",
+    "ready",
+)
+FAILURE_KINDS = ("oom", "nccl", "exception", "killed", "exited", "other")
+ENGINES = ("sglang", "vllm")
+
+
+def _compile(pattern: str, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"{where}: invalid regex {pattern!r}: {exc}") from None
+
+
+def scoped(pattern: str) -> str:
+    """Make a pattern safe to join into one alternation (global flags become scoped)."""
+    if pattern.startswith("(?i)"):
+        return "(?i:" + pattern[4:] + ")"
+    return pattern
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseRule:
+    id: str
+    engine: str
+    regex: re.Pattern[str]
+    enter: str | None = None
+    end: tuple[str, ...] = ()
+    requires: str | None = None
+    unless: str | None = None
+    sets: str | None = None
+    is_global: bool = False
+    stay_in: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BarRule:
+    id: str
+    engine: str
+    regex: re.Pattern[str]
+    phase: str
+    stay_in: tuple[str, ...] = ()
+    complete_enter: str | None = None
+    complete_requires: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FailureRule:
+    id: str
+    engine: str
+    regex: re.Pattern[str]
+    kind: str
+    role: str  # fatal | candidate | consequence
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedRegex:
+    label: str
+    regex: re.Pattern[str]
+
+
+@dataclass(slots=True)
+class RuleSet:
+    """Every rule of every engine, in evaluation order."""
+
+    phase: list[PhaseRule] = field(default_factory=list)
+    bar: list[BarRule] = field(default_factory=list)
+    failure: list[FailureRule] = field(default_factory=list)
+    kind: list[TaggedRegex] = field(default_factory=list)
+    frame: list[TaggedRegex] = field(default_factory=list)
+    detect: dict[str, re.Pattern[str]] = field(default_factory=dict)
+
+    def ids(self) -> set[str]:
+        ids: set[str] = {r.id for r in self.phase} | {r.id for r in self.bar} | {r.id for r in self.failure}
+        return ids
+
+
+def _phase(value: Any, where: str) -> str:
+    if value not in PHASES:
+        raise ConfigError(f"{where}: unknown phase {value!r} (phases: {', '.join(PHASES)})")
+    return str(value)
+
+
+def _phases(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected a list of phases, got {value!r}")
+    return tuple(_phase(v, where) for v in value)
+
+
+def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        if required:
+            raise ConfigError(f"{where}: missing key '{key}'")
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: key '{key}' must be a string, got {value!r}")
+    return value
+
+
+def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
+    known = {"engine", "phase", "bar", "failure", "kind", "frame"}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
+    eng = data.get("engine", {})
+    if eng:
+        engine = str(eng.get("name", engine))
+        det = eng.get("detect", [])
+        if det:
+            rules.detect[engine] = _compile("|".join(scoped(p) for p in det), f"{source} [engine] detect")
+    for i, e in enumerate(data.get("phase", [])):
+        where = f"{source} [[phase]] #{i + 1} ({e.get('id', '?')})"
+        rid = _str(e, "id", where)
+        assert rid is not None
+        enter = e.get("enter")
+        new = PhaseRule(
+            id=rid,
+            engine=str(e.get("engine", engine)),
+            regex=_compile(_str(e, "pattern", where) or "", where),
+            enter=_phase(enter, where) if enter is not None else None,
+            end=_phases(e.get("end", []), where),
+            requires=_str(e, "requires", where, False),
+            unless=_str(e, "unless", where, False),
+            sets=_str(e, "sets", where, False),
+            is_global=bool(e.get("global", False)),
+            stay_in=_phases(e.get("stay_in", []), where),
+        )
+        _put(rules.phase, new)
+    for i, e in enumerate(data.get("bar", [])):
+        where = f"{source} [[bar]] #{i + 1} ({e.get('id', '?')})"
+        rid = _str(e, "id", where)
+        assert rid is not None
+        ce = e.get("complete_enter")
+        _put(
+            rules.bar,
+            BarRule(
+                id=rid,
+                engine=str(e.get("engine", engine)),
+                regex=_compile(_str(e, "desc", where) or "", where),
+                phase=_phase(e.get("phase"), where),
+                stay_in=_phases(e.get("stay_in", []), where),
+                complete_enter=_phase(ce, where) if ce is not None else None,
+                complete_requires=_str(e, "complete_requires", where, False),
+            ),
+        )
+    for i, e in enumerate(data.get("failure", [])):
+        where = f"{source} [[failure]] #{i + 1} ({e.get('id', '?')})"
+        rid = _str(e, "id", where)
+        assert rid is not None
+        kind = e.get("kind", "exception")
+        if kind not in FAILURE_KINDS:
+            raise ConfigError(f"{where}: unknown failure kind {kind!r} (kinds: {', '.join(FAILURE_KINDS)})")
+        role = e.get("role", "fatal")
+        if role not in ("fatal", "candidate", "consequence"):
+            raise ConfigError(f"{where}: role must be fatal, candidate or consequence, got {role!r}")
+        _put(
+            rules.failure,
+            FailureRule(rid, str(e.get("engine", engine)), _compile(_str(e, "pattern", where) or "", where), kind, role),
+        )
+    for i, e in enumerate(data.get("kind", [])):
+        where = f"{source} [[kind]] #{i + 1}"
+        kind = e.get("kind")
+        if kind not in FAILURE_KINDS:
+            raise ConfigError(f"{where}: unknown failure kind {kind!r}")
+        rules.kind.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
+    for i, e in enumerate(data.get("frame", [])):
+        where = f"{source} [[frame]] #{i + 1}"
+        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), _compile(_str(e, "pattern", where) or "", where)))
+
+
+def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule) -> None:
+    """Replace the rule with the same id in place, or append."""
+    for i, old in enumerate(items):
+        if old.id == new.id:
+            items[i] = new
+            return
+    items.append(new)
+
+
+def _load_text(text: str, source: str, engine: str, rules: RuleSet) -> None:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    _parse(data, source, engine, rules)
+
+
+_BUILTIN: RuleSet | None = None
+
+
+def builtin_rules() -> RuleSet:
+    """The rules shipped in the package (cached; callers must not mutate)."""
+    global _BUILTIN
+    if _BUILTIN is None:
+        rules = RuleSet()
+        base = resources.files("coldwatch.phases") / "rules"
+        for name in ("sglang", "vllm", "common"):
+            text = (base / f"{name}.toml").read_text(encoding="utf-8")
+            _load_text(text, f"rules/{name}.toml", name if name != "common" else "*", rules)
+        _BUILTIN = rules
+    return _BUILTIN
+
+
+def load_rules(extra: list[Path] | None = None) -> RuleSet:
+    """Built-in rules, then each user file in order (a rule with a known id replaces it)."""
+    base = builtin_rules()
+    if not extra:
+        return base
+    rules = RuleSet(list(base.phase), list(base.bar), list(base.failure), list(base.kind), list(base.frame), dict(base.detect))
+    for path in extra:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read rules file: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: rules file is not UTF-8 text") from None
+        _load_text(text, str(path), "*", rules)
+    return rules

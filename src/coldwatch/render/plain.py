@@ -1,0 +1,65 @@
+"""Plain lines on stderr: one per phase change, progress at most every 30 s, the verdict."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+PROGRESS_EVERY = 30.0
+
+
+def fmt_t(t: float | None) -> str:
+    if t is None:
+        return "   --  "
+    m, s = divmod(int(t), 60)
+    return f"{m:3d}:{s:02d}"
+
+
+class PlainSink:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self._last_progress: dict[str, float] = {}
+
+    def _w(self, text: str) -> None:
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except BrokenPipeError:
+            pass
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        kind = ev["event"]
+        t = ev.get("t")
+        if kind == "phase":
+            rank = f" [{ev['rank']}]" if ev.get("rank") else ""
+            self._w(f"{fmt_t(t)}  phase {ev['phase']}{rank}: {ev.get('evidence', '')[:120]}")
+        elif kind == "progress":
+            key = ev["phase"]
+            last = self._last_progress.get(key)
+            final = ev["done"] >= ev["total"]
+            if last is None or t is None or t - last >= PROGRESS_EVERY or final:
+                if final and last is not None and last < 0:
+                    return
+                self._last_progress[key] = -1.0 if final else (t or 0.0)
+                self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
+        elif kind == "http":
+            if ev.get("changed"):
+                status = f" {ev['status']}" if ev.get("status") is not None else ""
+                self._w(f"{fmt_t(t)}  http {ev['state']}{status}")
+        elif kind in ("warning", "stall"):
+            self._w(f"{fmt_t(t)}  {kind}: {ev.get('message', '')}")
+        elif kind == "result":
+            self._w(f"{fmt_t(t)}  {verdict_line(ev)}")
+
+    def close(self) -> None:
+        pass
+
+
+def verdict_line(ev: dict[str, Any]) -> str:
+    outcome = ev["outcome"]
+    code = ev["exit_code"]
+    phase = ev.get("phase") or "-"
+    if outcome == "ready":
+        return f"READY (exit {code})"
+    kind = f" [{ev['failure_kind']}]" if ev.get("failure_kind") else ""
+    return f"{outcome.upper()}{kind} in {phase} (exit {code}): {ev.get('reason', '')}"

@@ -1,0 +1,35 @@
+"""Shared test helpers. Fixtures that start real servers live in their own modules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_LOGS = Path(os.environ.get("COLDWATCH_SHARED_LOGS", ROOT.parent / "shared" / "fixtures" / "logs"))
+OWN_LOGS = ROOT / "tests" / "fixtures" / "logs"
+
+
+def coldwatch(
+    *args: str, input: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the real CLI in a subprocess, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("CI", None) if env is None or "CI" not in env else None
+    return subprocess.run([sys.executable, "-m", "coldwatch", *args], input=input, capture_output=True, env=full_env, timeout=timeout)
+
+
+def json_lines(out: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own history directory."""
+    monkeypatch.setenv("COLDWATCH_HOME", str(tmp_path / "cw-home"))
