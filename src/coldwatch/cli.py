@@ -14,7 +14,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from coldwatch import __version__
-from coldwatch.errors import ColdwatchError, ConfigError
+from coldwatch.errors import ColdwatchError, ConfigError, Terminated
 from coldwatch.exitcodes import ExitCode
 
 app = typer.Typer(
@@ -72,9 +72,221 @@ def replay(
     raise typer.Exit(int(code))
 
 
+def _settings(flags: dict[str, Any], config: Optional[Path], profile: Optional[str]) -> Any:
+    from coldwatch.settings import resolve
+
+    return resolve(flags, config, profile)
+
+
+HostArg = Annotated[
+    Optional[str],
+    typer.Argument(help="SSH destination [user@]host[:port] or ~/.ssh/config alias; omit for this machine.", show_default=False),
+]
+UnitOpt = Annotated[Optional[str], typer.Option("--unit", help="systemd unit of the server [default: sglang].", show_default=False)]
+LogCmdOpt = Annotated[
+    Optional[str],
+    typer.Option("--log-cmd", help="Command that follows the server log (docker logs -f, tail -F, kubectl logs -f).", show_default=False),
+]
+GpuCmdOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--gpu-cmd", help="Command printing nvidia-smi's CSV (index,memory.used,memory.total,utilization.gpu).", show_default=False
+    ),
+]
+UrlOpt = Annotated[
+    Optional[str],
+    typer.Option("--url", help="Server base URL as seen from the host [default: http://127.0.0.1:30000].", show_default=False),
+]
+ModelOpt = Annotated[
+    Optional[str], typer.Option("--model", help="Model name for the probe [default: first id of /v1/models].", show_default=False)
+]
+ApiKeyOpt = Annotated[Optional[str], typer.Option("--api-key", help="Bearer token for the API (never printed).", show_default=False)]
+TimeoutOpt = Annotated[
+    Optional[str], typer.Option("--timeout", help="Deadline: 90, 90s, 15m, 1h; 0 = none [default: 30m].", show_default=False)
+]
+IntervalOpt = Annotated[Optional[float], typer.Option("--interval", help="Seconds between probes [default: 2].", show_default=False)]
+StallOpt = Annotated[
+    Optional[str],
+    typer.Option("--stall-after", help="Stalled after this long with no liveness evidence [default: 10m].", show_default=False),
+]
+PidOpt = Annotated[
+    Optional[int], typer.Option("--pid", help="Server main PID on the host when there is no systemd unit.", show_default=False)
+]
+CheckOpt = Annotated[
+    Optional[list[str]], typer.Option("--check", help="Post-ready check: reasoning or tools (repeatable).", show_default=False)
+]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML config file (keys mirror the options).", show_default=False)]
+ProfileOpt = Annotated[Optional[str], typer.Option("--profile", help="Use the [profiles.NAME] table of the config.", show_default=False)]
+AcceptOpt = Annotated[bool, typer.Option("--accept-new-host-key", help="Record an unknown SSH host key (a changed key is always refused).")]
+InsecureOpt = Annotated[bool, typer.Option("--insecure", help="Do not verify TLS certificates of an https --url.")]
+MaxRestartsOpt = Annotated[
+    Optional[int],
+    typer.Option("--max-restarts", help="Server restarts tolerated during the wait [default: 0, a restart fails].", show_default=False),
+]
+EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="auto | sglang | vllm [default: auto].", show_default=False)]
+RulesOpt = Annotated[Optional[list[Path]], typer.Option("--rules", help="Extra rules file (TOML), repeatable.", show_default=False)]
+TargetOpt = Annotated[
+    Optional[str], typer.Option("--target", help="Name of this target in the history [default: HOST/UNIT].", show_default=False)
+]
+
+
+def _flags(**kw: Any) -> dict[str, Any]:
+    out = {k: v for k, v in kw.items() if v is not None and v is not False and v != []}
+    return out
+
+
+@app.command()
+def wait(
+    host: HostArg = None,
+    unit: UnitOpt = None,
+    log_cmd: LogCmdOpt = None,
+    gpu_cmd: GpuCmdOpt = None,
+    url: UrlOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    timeout: TimeoutOpt = None,
+    interval: IntervalOpt = None,
+    stall_after: StallOpt = None,
+    pid: PidOpt = None,
+    check: CheckOpt = None,
+    config: ConfigOpt = None,
+    profile: ProfileOpt = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", "-o", help="auto | live | plain | json [default: auto].", show_default=False)
+    ] = None,
+    accept_new_host_key: AcceptOpt = False,
+    insecure: InsecureOpt = False,
+    max_restarts: MaxRestartsOpt = None,
+    engine: EngineOpt = None,
+    rules: RulesOpt = None,
+    target: TargetOpt = None,
+) -> None:
+    """Watch a cold start until ready, failed, stalled or the deadline; exit with its code."""
+    from coldwatch.commands import run_wait
+
+    s = _settings(
+        _flags(
+            host=host,
+            unit=unit,
+            log_cmd=log_cmd,
+            gpu_cmd=gpu_cmd,
+            url=url,
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            interval=interval,
+            stall_after=stall_after,
+            pid=pid,
+            check=check,
+            output=output,
+            accept_new_host_key=accept_new_host_key,
+            insecure=insecure,
+            max_restarts=max_restarts,
+            engine=engine,
+            rules=rules,
+            target=target,
+        ),
+        config,
+        profile,
+    )
+    raise typer.Exit(int(run_wait(s)))
+
+
+@app.command()
+def status(
+    host: HostArg = None,
+    unit: UnitOpt = None,
+    log_cmd: LogCmdOpt = None,
+    gpu_cmd: GpuCmdOpt = None,
+    url: UrlOpt = None,
+    model: ModelOpt = None,
+    api_key: ApiKeyOpt = None,
+    config: ConfigOpt = None,
+    profile: ProfileOpt = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", "-o", help="auto | plain | json [default: auto].", show_default=False)
+    ] = None,
+    accept_new_host_key: AcceptOpt = False,
+    insecure: InsecureOpt = False,
+    engine: EngineOpt = None,
+) -> None:
+    """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
+    from coldwatch.commands import run_status
+
+    s = _settings(
+        _flags(
+            host=host,
+            unit=unit,
+            log_cmd=log_cmd,
+            gpu_cmd=gpu_cmd,
+            url=url,
+            model=model,
+            api_key=api_key,
+            output=output,
+            accept_new_host_key=accept_new_host_key,
+            insecure=insecure,
+            engine=engine,
+        ),
+        config,
+        profile,
+    )
+    raise typer.Exit(int(run_status(s)))
+
+
+@app.command()
+def history(
+    target: Annotated[Optional[str], typer.Argument(help="Only this target.", show_default=False)] = None,
+    output: OutputOpt = "auto",
+) -> None:
+    """Past cold starts per target with phase durations (the ETA baseline)."""
+    from coldwatch.commands import run_history
+
+    _check_output(output, ("auto", "plain", "json", "live"))
+    raise typer.Exit(int(run_history(target, output)))
+
+
+@app.command()
+def demo(
+    scenario: Annotated[
+        str, typer.Option("--scenario", help="ready | oom | hang | restart | slow | silent_death | error_body | silent_load | jit_busy.")
+    ] = "ready",
+    speed: Annotated[float, typer.Option("--speed", help="Time factor of the simulated start (0.5 = twice as fast).")] = 1.0,
+    output: Annotated[
+        Optional[str], typer.Option("--output", "-o", help="auto | live | plain | json [default: auto].", show_default=False)
+    ] = None,
+    check: CheckOpt = None,
+    fail_checks: Annotated[bool, typer.Option("--fail-checks", help="Make the simulated server fail the --check requests.")] = False,
+    timeout: TimeoutOpt = None,
+    stall_after: StallOpt = None,
+    max_restarts: MaxRestartsOpt = None,
+) -> None:
+    """Watch a simulated 8-GPU SGLang cold start (~30 s) with the real wait pipeline."""
+    from coldwatch.demo import run_demo
+    from coldwatch.sim import SCENARIOS
+
+    if scenario not in SCENARIOS:
+        raise ConfigError(f"--scenario: expected one of {', '.join(SCENARIOS)}, got {scenario!r}")
+    if not 0.01 <= speed <= 100:
+        raise ConfigError(f"--speed: expected a factor between 0.01 and 100, got {speed}")
+    default_stall = "20s" if scenario == "hang" else None
+    s = _settings(
+        _flags(
+            output=output,
+            check=check,
+            timeout=timeout or "3m",
+            stall_after=stall_after or default_stall,
+            max_restarts=max_restarts,
+            interval=0.5,
+        ),
+        None,
+        None,
+    )
+    raise typer.Exit(int(run_demo(scenario, speed, s, fail_checks)))
+
+
 def _install_sigterm() -> None:
     def handler(signum: int, frame: Any) -> None:
-        raise _Terminated()
+        raise Terminated()
 
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGTERM, handler)
@@ -98,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("coldwatch: interrupted")
         return int(ExitCode.INTERRUPTED)
-    except _Terminated:
+    except (_Terminated, Terminated):
         _err("coldwatch: terminated")
         return int(ExitCode.TERMINATED)
     except Exception as exc:  # usage errors from the parser, and bugs

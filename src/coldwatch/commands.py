@@ -14,7 +14,7 @@ from coldwatch.normalise import Normaliser
 from coldwatch.phases import Signal, load_rules
 from coldwatch.render import Sink, choose_output
 from coldwatch.render.jsonl import JsonSink
-from coldwatch.render.plain import fmt_t, verdict_line
+from coldwatch.render.plain import PlainSink, fmt_t, verdict_line
 from coldwatch.replay import read_chunks, replay
 
 
@@ -77,3 +77,133 @@ def _print_timeline(spans: list[Any], res: dict[str, Any]) -> None:
         out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {s.evidence[:100]}\n")
     out.write(verdict_line(res) + "\n")
     out.flush()
+
+
+# ---- wait / status / demo / history ---------------------------------------------------------
+
+
+def make_sinks(mode: str, title: str, deadline: float) -> list[Sink]:
+    mode = choose_output(mode)
+    if mode == "json":
+        return [JsonSink()]
+    if mode == "live":
+        from coldwatch.render.live import LiveSink
+
+        return [LiveSink(title, deadline)]
+    return [PlainSink()]
+
+
+def run_wait(settings: Any) -> ExitCode:
+    from coldwatch.hosts import open_host
+    from coldwatch.monitor import Monitor
+
+    sinks = make_sinks(settings.output, settings.host or "this machine", settings.timeout)
+    try:
+        host = open_host(settings)
+    except BaseException:
+        for s in sinks:
+            s.close()
+        raise
+    try:
+        res = Monitor(settings, host, sinks).run()
+    finally:
+        for s in sinks:
+            s.close()
+        host.close()
+    return ExitCode(res["exit_code"])
+
+
+def run_status(settings: Any) -> ExitCode:
+    """One snapshot: read the log so far, one GPU sample, one HTTP probe; no waiting."""
+    from coldwatch.hosts import open_host
+    from coldwatch.http import Ladder, make_client
+    from coldwatch.monitor import NVIDIA_SMI, journal_cmd, service_cmd
+    from coldwatch.phases import Classifier
+    from coldwatch.probes.parse import parse_gpu_csv, parse_systemctl_show
+
+    host = open_host(settings)
+    try:
+        r = host.run(service_cmd(settings.unit), timeout=10)
+        svc = parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
+        log_cmd = settings.log_cmd or journal_cmd(settings.unit, svc).replace(" -f ", " ").replace(" -n 0", " -n 2000")
+        c = Classifier(load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
+        out = host.run(f"timeout 5 {log_cmd}" if settings.log_cmd else log_cmd, timeout=15).stdout
+        norm = Normaliser()
+        from coldwatch.normalise import split_records
+
+        for rec in split_records([out]):
+            for line in norm.lines(rec):
+                c.feed(line)
+        g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)
+        gpus, _ = parse_gpu_csv(g.stdout.decode("utf-8", "replace")) if g.rc == 0 else ([], [])
+        with make_client(host, verify=not settings.insecure) as client:
+            http = Ladder(client, settings.url, settings.model, settings.api_key).probe()
+    finally:
+        host.close()
+    st = c.state
+    snap = {
+        "event": "status",
+        "phase": st.last_phase() or st.phase,
+        "outcome": st.outcome,
+        "failure_kind": st.failure.kind if st.failure else None,
+        "cause": st.failure.cause if st.failure else None,
+        "last_line": st.last_line,
+        "gpus": [x.as_dict() for x in gpus],
+        "http": {"state": http.state, "status": http.status, "detail": http.detail},
+        "service": ({"active": svc.active, "sub": svc.sub, "restarts": svc.restarts} if svc and svc.known else None),
+    }
+    if choose_output(settings.output, sys.stdout) == "json":
+        JsonSink().emit(snap)
+    else:
+        w = sys.stdout.write
+        w(f"phase:   {snap['phase']}" + (f" ({st.outcome})" if st.outcome != "pending" else "") + "\n")
+        if snap["cause"]:
+            w(f"cause:   [{snap['failure_kind']}] {snap['cause']}\n")
+        w(f"http:    {http.state}{' ' + str(http.status) if http.status else ''} {http.detail}\n")
+        for x in gpus:
+            w(f"GPU{x.index}:    {(x.used_mib or 0) / 1024:.1f}/{(x.total_mib or 0) / 1024:.0f} GB  util {x.util}%\n")
+        if snap["service"]:
+            w(f"unit:    {svc.active}/{svc.sub}, restarts {svc.restarts}\n")  # type: ignore[union-attr]
+        w(f"last:    {st.last_line[:150]}\n")
+    if http.state == "ready":
+        return ExitCode.READY
+    if st.outcome == "failed":
+        return ExitCode.FAILED
+    return ExitCode.TIMEOUT
+
+
+def run_history(target: str | None, output: str) -> ExitCode:
+    from coldwatch import history
+
+    recs = [r for r in history.load() if target is None or r.get("target") == target]
+    if choose_output(output, sys.stdout) == "json":
+        sink = JsonSink()
+        for r in recs:
+            sink.emit({"event": "history", **r})
+        return ExitCode.READY
+    if not recs:
+        sys.stdout.write(f"no recorded starts{' for ' + target if target else ''} (history: {history.path()})\n")
+        return ExitCode.READY
+    order = [p for p in ("dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup")]
+    short = {
+        "dist_init": "dist",
+        "weight_load": "load",
+        "marlin_repack": "repack",
+        "draft_init": "draft",
+        "kv_alloc": "kv",
+        "jit_compile": "jit",
+        "graph_capture": "capture",
+        "warmup": "warmup",
+    }
+    w = sys.stdout.write
+    w(f"{'when':<20} {'target':<28} {'outcome':<11} " + " ".join(f"{short[p]:>7}" for p in order) + "   total\n")
+    for r in recs:
+        d = r.get("durations") or {}
+        cells = " ".join(f"{d[p]:7.0f}" if p in d else f"{'-':>7}" for p in order)
+        total = f"{r['total']:7.0f}s" if isinstance(r.get("total"), (int, float)) else "      -"
+        w(f"{str(r.get('ts') or '')[:19]:<20} {str(r['target'])[:28]:<28} {str(r.get('outcome')):<11} {cells} {total}\n")
+    for tgt in sorted({str(r["target"]) for r in recs}):
+        base = history.baseline(tgt, records=recs)
+        if base.get("total"):
+            w(f"median ready start of {tgt}: {base['total']:.0f}s\n")
+    return ExitCode.READY

@@ -20,3 +20,7 @@ class UnreachableError(ColdwatchError):
     """The host could not be reached or authenticated (exit 4)."""
 
     exit_code = 4
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived; raised in the main thread so every resource is closed (exit 143)."""

@@ -17,11 +17,11 @@ def iso(epoch: float | None) -> str | None:
     return _dt.datetime.fromtimestamp(epoch, _dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def event(name: str, t: float | None, epoch0: float | None, **data: Any) -> dict[str, Any]:
+def event(event_name: str, t: float | None, epoch0: float | None, **data: Any) -> dict[str, Any]:
     """An event dict: ``event``, ``t`` (seconds since start) and ``ts`` (ISO 8601 UTC) first."""
     tt = round(t, 3) if t is not None else None
     ts = iso(epoch0 + t) if (epoch0 is not None and t is not None) else None
-    return {"event": name, "t": tt, "ts": ts, **data}
+    return {"event": event_name, "t": tt, "ts": ts, **data}
 
 
 def from_signal(s: Signal, epoch0: float | None) -> dict[str, Any] | None:

@@ -12,6 +12,9 @@ class JsonSink:
         self.stream = stream or sys.stdout
 
     def emit(self, ev: dict[str, Any]) -> None:
+        if ev["event"].startswith("_"):
+            return
+        ev = {k: v for k, v in ev.items() if k != "changed"}
         try:
             self.stream.write(json.dumps(ev, ensure_ascii=False) + "\n")
             self.stream.flush()

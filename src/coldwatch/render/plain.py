@@ -46,6 +46,8 @@ class PlainSink:
             if ev.get("changed"):
                 status = f" {ev['status']}" if ev.get("status") is not None else ""
                 self._w(f"{fmt_t(t)}  http {ev['state']}{status}")
+        elif kind == "check":
+            self._w(f"{fmt_t(t)}  {'passed' if ev['passed'] else 'FAILED'}: {ev['detail']}")
         elif kind in ("warning", "stall"):
             self._w(f"{fmt_t(t)}  {kind}: {ev.get('message', '')}")
         elif kind == "result":

@@ -1,0 +1,78 @@
+"""`coldwatch demo`: the real wait pipeline against the embedded simulator on this machine."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from coldwatch.exitcodes import ExitCode
+from coldwatch.settings import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def shims(bindir: Path, simdir: Path) -> None:
+    """Stand-ins for nvidia-smi and systemctl that read the simulator's feeds."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    (bindir / "nvidia-smi").write_text(f"#!/bin/sh\ncat {simdir}/gpu.csv\n")
+    (bindir / "systemctl").write_text(f'#!/bin/sh\n[ "$1" = show ] || exit 1\ncat {simdir}/unit.state\n')
+    for f in ("nvidia-smi", "systemctl"):
+        (bindir / f).chmod(0o755)
+
+
+def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool) -> ExitCode:
+    from coldwatch.commands import run_wait
+
+    with tempfile.TemporaryDirectory(prefix="coldwatch-demo-") as tmp:
+        simdir = Path(tmp) / "sim"
+        simdir.mkdir()
+        shims(Path(tmp) / "bin", simdir)
+        port = free_port()
+        cmd = [
+            sys.executable,
+            "-m",
+            "coldwatch.sim",
+            "--dir",
+            str(simdir),
+            "--port",
+            str(port),
+            "--scenario",
+            scenario,
+            "--speed",
+            str(speed),
+            "--linger",
+            "120",
+        ]
+        if fail_checks:
+            cmd.append("--fail-checks")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        old_path = os.environ.get("PATH", "")
+        os.environ["PATH"] = f"{Path(tmp) / 'bin'}:{old_path}"
+        try:
+            for _ in range(100):
+                if (simdir / "unit.state").exists() and (simdir / "server.log").exists():
+                    break
+                time.sleep(0.02)
+            settings.host = None
+            settings.log_cmd = f"tail -n +1 -F {simdir / 'server.log'} 2>/dev/null"
+            settings.url = f"http://127.0.0.1:{port}"
+            settings.target = settings.target or f"demo/{scenario}"
+            settings.unit = "sglang-demo"
+            return run_wait(settings)
+        finally:
+            os.environ["PATH"] = old_path
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(3)
+            if proc.poll() is None:
+                proc.kill()

@@ -1,0 +1,85 @@
+"""This machine: subprocesses and sockets."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+
+from coldwatch.hosts.base import RunResult, TcpStream
+
+
+class LocalFollower:
+    def __init__(self, cmd: str) -> None:
+        self._p = subprocess.Popen(
+            ["/bin/sh", "-c", cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def chunks(self) -> Iterator[bytes]:
+        assert self._p.stdout is not None
+        fd = self._p.stdout.fileno()
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            yield data
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._p.poll()
+
+    def close(self) -> None:
+        if self._p.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._p.pid, signal.SIGTERM)
+            try:
+                self._p.wait(2)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self._p.pid, signal.SIGKILL)
+                self._p.wait(2)
+        if self._p.stdout:
+            self._p.stdout.close()
+
+
+class LocalHost:
+    name = "localhost"
+    handshakes = 0
+
+    def __init__(self) -> None:
+        self._followers: list[LocalFollower] = []
+
+    def run(self, cmd: str, timeout: float = 10.0, stdin: bytes | None = None) -> RunResult:
+        try:
+            p = subprocess.run(["/bin/sh", "-c", cmd], input=stdin, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            return RunResult(None, exc.stdout or b"", exc.stderr or b"")
+        return RunResult(p.returncode, p.stdout, p.stderr)
+
+    def follow(self, cmd: str) -> LocalFollower:
+        f = LocalFollower(cmd)
+        self._followers.append(f)
+        return f
+
+    def connect_tcp(self, host: str, port: int, timeout: float) -> TcpStream:
+        s = socket.create_connection((host, port), timeout=timeout)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return s
+
+    def alive(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        for f in self._followers:
+            f.close()
+        self._followers.clear()

@@ -1,0 +1,302 @@
+"""SSH host: one paramiko transport per run; every probe is a channel on it.
+
+The only module that imports paramiko. Honours ~/.ssh/config (HostName, User, Port,
+IdentityFile, ProxyJump, ServerAliveInterval, ConnectTimeout, UserKnownHostsFile), uses keys
+and the agent, and checks host keys strictly against known_hosts.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import paramiko
+
+from coldwatch.errors import ConfigError, UnreachableError
+from coldwatch.hosts.base import RunResult, TcpStream
+
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+logging.getLogger("paramiko").propagate = False
+
+
+def fingerprint(key: paramiko.PKey) -> str:
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+
+
+def parse_destination(dest: str) -> tuple[str | None, str, int | None]:
+    """'[user@]host[:port]' -> (user, host, port). IPv6 literals go in brackets: [::1]:22."""
+    user = None
+    if "@" in dest:
+        user, dest = dest.rsplit("@", 1)
+    port: int | None = None
+    if dest.startswith("["):
+        host, _, rest = dest[1:].partition("]")
+        if rest.startswith(":"):
+            port = _port(rest[1:], dest)
+    elif dest.count(":") == 1:
+        host, p = dest.split(":")
+        port = _port(p, dest)
+    else:
+        host = dest
+    if not host or any(c.isspace() for c in host) or host.startswith("-"):
+        raise ConfigError(f"invalid SSH destination {dest!r}")
+    return user or None, host, port
+
+
+def _port(text: str, dest: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise ConfigError(f"invalid port in SSH destination {dest!r}")
+    return int(text)
+
+
+class _Recorder(paramiko.MissingHostKeyPolicy):
+    """Unknown key: refuse, or (with --accept-new-host-key) record it in known_hosts."""
+
+    def __init__(self, accept: bool, path: Path) -> None:
+        self.accept = accept
+        self.path = path
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        if not self.accept:
+            raise UnreachableError(
+                f"host key for {hostname} is not in {self.path} ({key.get_name()} {fingerprint(key)}); "
+                "verify it, then rerun with --accept-new-host-key to record it"
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+
+
+class SshFollower:
+    def __init__(self, chan: paramiko.Channel) -> None:
+        self._chan = chan
+
+    def chunks(self) -> Iterator[bytes]:
+        while True:
+            try:
+                data = self._chan.recv(65536)
+            except (OSError, EOFError, paramiko.SSHException):
+                return
+            if not data:
+                return
+            yield data
+
+    @property
+    def exit_status(self) -> int | None:
+        if self._chan.exit_status_ready():
+            return self._chan.recv_exit_status()
+        return None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._chan.close()
+
+
+class SshHost:
+    """A live SSH connection to the GPU host."""
+
+    def __init__(self, name: str, client: paramiko.SSHClient, jump: SshHost | None = None) -> None:
+        self.name = name
+        self._client = client
+        self._jump = jump
+        self.handshakes: int = 1 + (jump.handshakes if jump is not None else 0)
+        self._channels: list[paramiko.Channel] = []
+
+    @property
+    def transport(self) -> paramiko.Transport:
+        t = self._client.get_transport()
+        if t is None:
+            raise UnreachableError(f"SSH connection to {self.name} is closed")
+        return t
+
+    # ---- connecting --------------------------------------------------------------------
+    @classmethod
+    def connect(
+        cls,
+        dest: str,
+        accept_new_host_key: bool = False,
+        connect_timeout: float = 10.0,
+        known_hosts: Path | None = None,
+        ssh_config: Path | None = None,
+        identity: Path | None = None,
+        _depth: int = 0,
+    ) -> SshHost:
+        if _depth > 3:
+            raise ConfigError("ProxyJump chain is too deep (more than 3 hops)")
+        user, alias, port = parse_destination(dest)
+        cfg = _lookup(alias, ssh_config)
+        hostname = str(cfg.get("hostname", alias))
+        port = port or int(cfg.get("port", 22))
+        user = user or cfg.get("user") or _local_user()
+        timeout = float(cfg.get("connecttimeout", connect_timeout))
+        kh_path = known_hosts or Path(os.path.expanduser(str(cfg.get("userknownhostsfile", "~/.ssh/known_hosts")).split()[0]))
+        keys: list[str] = [str(identity)] if identity else []
+        keys += [os.path.expanduser(k) for k in cfg.get("identityfile", [])]
+        keys = [k for k in keys if os.path.exists(k)]
+
+        jump: SshHost | None = None
+        sock: Any
+        try:
+            if cfg.get("proxyjump") and str(cfg["proxyjump"]).lower() != "none":
+                jump = cls.connect(
+                    str(cfg["proxyjump"]).split(",")[0],
+                    accept_new_host_key,
+                    connect_timeout,
+                    known_hosts,
+                    ssh_config,
+                    identity,
+                    _depth + 1,
+                )
+                sock = jump.transport.open_channel("direct-tcpip", (hostname, port), ("127.0.0.1", 0), timeout=timeout)
+            else:
+                sock = socket.create_connection((hostname, port), timeout=timeout)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except socket.gaierror as exc:
+            raise UnreachableError(f"cannot resolve host {hostname!r}: {exc.strerror or exc}") from None
+        except TimeoutError:
+            raise UnreachableError(f"cannot connect to {hostname}:{port}: timed out after {timeout:g}s") from None
+        except OSError as exc:
+            raise UnreachableError(f"cannot connect to {hostname}:{port}: {exc.strerror or exc}") from None
+        except paramiko.ChannelException as exc:
+            raise UnreachableError(f"jump host cannot reach {hostname}:{port}: {exc}") from None
+
+        client = paramiko.SSHClient()
+        host_key_name = hostname if port == 22 else f"[{hostname}]:{port}"
+        try:
+            if kh_path.exists():
+                client.load_host_keys(str(kh_path))
+        except (OSError, paramiko.SSHException, ValueError) as exc:
+            raise ConfigError(f"{kh_path}: cannot read known_hosts: {exc}") from None
+        client.set_missing_host_key_policy(_Recorder(accept_new_host_key, kh_path))
+        client.get_host_keys()  # keys learnt this run are saved by _Recorder, not by paramiko
+        try:
+            client.connect(
+                hostname,
+                port=port,
+                username=str(user),
+                key_filename=keys or None,  # type: ignore[arg-type]  # paramiko takes a list too
+                sock=sock,
+                timeout=timeout,
+                banner_timeout=timeout,
+                auth_timeout=timeout,
+                allow_agent=True,
+                look_for_keys=not keys,
+            )
+        except UnreachableError:
+            client.close()
+            raise
+        except paramiko.BadHostKeyException as exc:
+            client.close()
+            raise UnreachableError(
+                f"host key for {host_key_name} has CHANGED: known_hosts has {fingerprint(exc.expected_key)}, "
+                f"the server offered {fingerprint(exc.key)}; refusing to connect (remove the old key only if you know why it changed)"
+            ) from None
+        except paramiko.AuthenticationException:
+            client.close()
+            raise UnreachableError(f"authentication failed for {user}@{host_key_name} (tried keys and agent)") from None
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            client.close()
+            raise UnreachableError(f"SSH to {host_key_name} failed: {exc or type(exc).__name__}") from None
+        t = client.get_transport()
+        if t is not None:
+            t.set_keepalive(int(cfg.get("serveraliveinterval", 15)))
+        return cls(f"{user}@{host_key_name}", client, jump)
+
+    # ---- the host interface ------------------------------------------------------------
+    def _session(self, timeout: float) -> paramiko.Channel:
+        try:
+            return self.transport.open_session(timeout=timeout)
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            raise UnreachableError(f"SSH connection to {self.name} lost: {exc or type(exc).__name__}") from None
+
+    def run(self, cmd: str, timeout: float = 10.0, stdin: bytes | None = None) -> RunResult:
+        chan = self._session(timeout)
+        try:
+            chan.settimeout(timeout)
+            chan.exec_command(cmd)
+            if stdin is not None:
+                chan.sendall(stdin)
+                chan.shutdown_write()
+            out, err = bytearray(), bytearray()
+            deadline = time.monotonic() + timeout
+            while True:
+                if chan.recv_ready():
+                    out += chan.recv(65536)
+                    continue
+                if chan.recv_stderr_ready():
+                    err += chan.recv_stderr(65536)
+                    continue
+                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
+                    break
+                if time.monotonic() > deadline or chan.closed:
+                    return RunResult(None, bytes(out), bytes(err))
+                time.sleep(0.005)
+            return RunResult(chan.recv_exit_status(), bytes(out), bytes(err))
+        except (OSError, paramiko.SSHException, EOFError):
+            return RunResult(None, b"", b"")
+        finally:
+            with contextlib.suppress(Exception):
+                chan.close()
+
+    def follow(self, cmd: str) -> SshFollower:
+        chan = self._session(10.0)
+        chan.set_combine_stderr(True)
+        chan.exec_command(cmd)
+        self._channels.append(chan)
+        return SshFollower(chan)
+
+    def connect_tcp(self, host: str, port: int, timeout: float) -> TcpStream:
+        try:
+            chan = self.transport.open_channel("direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=timeout)
+        except paramiko.ChannelException as exc:
+            if exc.code == 2:
+                raise ConnectionRefusedError(f"{host}:{port} refused (through {self.name})") from None
+            raise ConnectionError(f"{host}:{port}: {exc.text}") from None
+        except (paramiko.SSHException, EOFError) as exc:
+            raise ConnectionError(f"SSH tunnel to {host}:{port} failed: {exc}") from None
+        return chan
+
+    def alive(self) -> bool:
+        t = self._client.get_transport()
+        return t is not None and t.is_active()
+
+    def close(self) -> None:
+        for chan in self._channels:
+            with contextlib.suppress(Exception):
+                chan.close()
+        self._channels.clear()
+        with contextlib.suppress(Exception):
+            self._client.close()
+        if self._jump is not None:
+            self._jump.close()
+
+
+def _local_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no passwd entry in some containers
+        return "root"
+
+
+def _lookup(alias: str, path: Path | None) -> dict[str, Any]:
+    p = path or Path(os.path.expanduser("~/.ssh/config"))
+    if not p.exists():
+        return {}
+    try:
+        cfg = paramiko.SSHConfig.from_path(str(p))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read SSH config: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - paramiko raises several types for bad syntax
+        raise ConfigError(f"{p}: invalid SSH config: {exc}") from None
+    return dict(cfg.lookup(alias))

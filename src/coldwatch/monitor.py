@@ -1,0 +1,503 @@
+"""The monitor: probes feed one queue; the classifier turns events into state; the monitor
+enforces the deadline and the stall budget and decides the verdict. Sinks only render."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from coldwatch import history
+from coldwatch.checks import run_check
+from coldwatch.errors import Terminated, UnreachableError
+from coldwatch.events import event, from_signal, result
+from coldwatch.exitcodes import ExitCode
+from coldwatch.hosts.base import Host, q
+from coldwatch.http import HttpState, Ladder, make_client
+from coldwatch.normalise import LogLine, Normaliser, split_records
+from coldwatch.phases import Classifier, Signal, load_rules
+from coldwatch.probes.parse import (
+    COMPILERS,
+    PROC_SCRIPT,
+    GpuSample,
+    ProcSample,
+    ServiceState,
+    parse_gpu_csv,
+    parse_proc_sample,
+    parse_systemctl_show,
+)
+from coldwatch.render import Sink
+from coldwatch.replay import Verdict
+from coldwatch.settings import Settings
+
+NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
+SERVICE_PROPS = "ActiveState,SubState,Result,NRestarts,MainPID,ExecMainStatus,InvocationID,LoadState,ActiveEnterTimestamp"
+FAIL_GRACE = 0.4
+"""Seconds to keep reading after a fatal line, so the traceback's root error is the cause."""
+RESTART_WAIT = 15.0
+"""With --max-restarts left, seconds to wait after a failure for systemd to restart the server."""
+DEATH_GRACE = 1.5
+"""Seconds to wait for the log after the process died, so the logged cause wins."""
+
+
+def service_cmd(unit: str) -> str:
+    return f"systemctl show {q(unit)} -p {SERVICE_PROPS} --no-pager"
+
+
+def journal_cmd(unit: str, svc: ServiceState | None) -> str:
+    base = f"journalctl -u {q(unit)} -f -a -o short-iso --no-pager"
+    if svc is not None and svc.invocation:
+        return f"journalctl _SYSTEMD_INVOCATION_ID={q(svc.invocation)} -f -a -o short-iso --no-pager --no-tail"
+    if svc is not None and svc.active_since and svc.active_since != "n/a":
+        return f"{base} --no-tail --since {q(_since(svc.active_since))}"
+    return f"{base} -n 0"
+
+
+def _since(stamp: str) -> str:
+    """'Sun 2026-11-29 18:24:46 UTC' -> '2026-11-29 18:24:46 UTC' (journalctl's --since form)."""
+    parts = stamp.split()
+    if parts and parts[0].isalpha() and len(parts[0]) == 3:
+        parts = parts[1:]
+    return " ".join(parts)
+
+
+class Monitor:
+    def __init__(
+        self,
+        settings: Settings,
+        host: Host,
+        sinks: list[Sink],
+        now: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.s = settings
+        self.host = host
+        self.sinks = sinks
+        self.now = now
+        self.rules = load_rules(settings.rules)
+        self.engine = None if settings.engine == "auto" else settings.engine
+        self.c = Classifier(self.rules, self.engine)
+        self.q: queue.Queue[tuple[str, Any, int]] = queue.Queue(maxsize=10000)
+        self.stop = threading.Event()
+        self.trigger = threading.Event()
+        self.t0 = now()
+        self.epoch0 = wall()
+        self.gen = 0  # bumps on a restart: stale log lines are dropped
+        self.evidence: dict[str, float] = {}
+        self.svc: ServiceState | None = None
+        self.restarts = 0
+        self.base_restarts: int | None = None
+        self.http_state: HttpState | None = None
+        self.model: str | None = settings.model
+        self.last_gpu: list[GpuSample] = []
+        self.last_proc: ProcSample | None = None
+        self.pid: int | None = settings.pid
+        self.failed_at: float | None = None
+        self.death: tuple[float, str, str] | None = None
+        self.warned: set[str] = set()
+        self.threads: list[threading.Thread] = []
+        self.followers: list[Any] = []
+        self.baseline = history.baseline(settings.target_name())
+        self.slow_warned: set[str] = set()
+        self.client = make_client(host, verify=not settings.insecure, timeout=max(5.0, settings.interval * 2))
+        self.ladder = Ladder(self.client, settings.url, settings.model, settings.api_key)
+
+    # ---- plumbing ----------------------------------------------------------------------
+    def t(self) -> float:
+        return self.now() - self.t0
+
+    def emit(self, event_name: str, **data: Any) -> None:
+        ev = event(event_name, self.t(), self.epoch0, **data)
+        for sink in self.sinks:
+            sink.emit(ev)
+
+    def warn(self, key: str, message: str) -> None:
+        if key not in self.warned:
+            self.warned.add(key)
+            self.emit("warning", message=message)
+
+    def put(self, kind: str, payload: Any, gen: int | None = None) -> None:
+        with contextlib.suppress(queue.Full):
+            self.q.put((kind, payload, self.gen if gen is None else gen), timeout=1.0)
+
+    def spawn(self, name: str, fn: Callable[[], None]) -> None:
+        def wrapped() -> None:
+            try:
+                fn()
+            except UnreachableError as exc:
+                self.put("lost", str(exc))
+            except Exception as exc:  # noqa: BLE001 - a probe must never take the monitor down
+                self.put("probe_error", f"{name}: {type(exc).__name__}: {exc}")
+
+        th = threading.Thread(target=wrapped, name=f"coldwatch-{name}", daemon=True)
+        th.start()
+        self.threads.append(th)
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep unless stopping; True means keep going."""
+        return not self.stop.wait(seconds)
+
+    # ---- probes (threads) ----------------------------------------------------------------
+    def _log_thread(self, cmd: str, gen: int) -> None:
+        follower = self.host.follow(cmd)
+        self.followers.append(follower)
+        norm = Normaliser()
+        started = self.now()
+        for rec in split_records(follower.chunks()):
+            if self.stop.is_set():
+                break
+            for line in norm.lines(rec):
+                self.put("line", line, gen)
+        if not self.stop.is_set():
+            self.put("log_end", (follower.exit_status, self.now() - started), gen)
+
+    def _gpu_thread(self) -> None:
+        cmd = self.s.gpu_cmd or NVIDIA_SMI
+        while not self.stop.is_set():
+            r = self.host.run(cmd, timeout=max(5.0, self.s.interval * 2))
+            self.put("gpu", r)
+            if r.rc == 127 and not self.s.gpu_cmd:
+                return
+            if not self.sleep(self.s.interval):
+                return
+
+    def _service_thread(self) -> None:
+        cmd = service_cmd(self.s.unit)
+        while self.sleep(self.s.interval):
+            r = self.host.run(cmd, timeout=10.0)
+            self.put("service", parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None)
+
+    def _proc_thread(self) -> None:
+        script = PROC_SCRIPT.encode()
+        first = True
+        while not self.stop.is_set():
+            pid = self.pid
+            if pid is not None:
+                r = self.host.run(f"python3 - {int(pid)} {1 if first else 0}", timeout=10.0, stdin=script)
+                sample = parse_proc_sample(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
+                if sample is None and r.rc is not None:
+                    self.put("proc_unavailable", r.stderr.decode("utf-8", "replace")[:200])
+                    return
+                if sample is not None:
+                    self.put("proc", (pid, sample))
+                    first = False
+            if not self.sleep(self.s.interval):
+                return
+
+    def _http_thread(self) -> None:
+        while not self.stop.is_set():
+            self.put("http", self.ladder.probe())
+            self.trigger.wait(self.s.interval)
+            self.trigger.clear()
+
+    # ---- the run -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Scope the log to the unit's current start, then start every stream."""
+        if self.s.log_cmd is None or self.pid is None:
+            r = self.host.run(service_cmd(self.s.unit), timeout=10.0)
+            svc = parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
+            self.on_service(svc, initial=True)
+        log_cmd = self.s.log_cmd or journal_cmd(self.s.unit, self.svc)
+        self.spawn("log", lambda: self._log_thread(log_cmd, self.gen))
+        self.spawn("gpu", self._gpu_thread)
+        if self.svc is not None and self.svc.known:
+            self.spawn("service", self._service_thread)
+        self.spawn("proc", self._proc_thread)
+        self.spawn("http", self._http_thread)
+
+    def run(self) -> dict[str, Any]:
+        """Watch until a verdict; always returns the result event (also emitted to the sinks)."""
+        verdict: Verdict | None = None
+        try:
+            self.start()
+            while verdict is None:
+                try:
+                    kind, payload, gen = self.q.get(timeout=0.2)
+                except queue.Empty:
+                    kind, payload, gen = "tick", None, self.gen
+                    self.emit_internal("_tick")
+                if gen == self.gen:
+                    verdict = self.dispatch(kind, payload)
+                verdict = verdict or self.decide()
+        except KeyboardInterrupt:
+            verdict = self.unfinished("interrupted", ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")
+        except Terminated:
+            verdict = self.unfinished("interrupted", ExitCode.TERMINATED, "terminated (SIGTERM)")
+        except UnreachableError as exc:
+            verdict = self.unfinished("unreachable", ExitCode.UNREACHABLE, str(exc))
+        finally:
+            self.close()
+        if verdict.outcome == "ready" and self.s.check:
+            verdict = self.run_checks(verdict)
+        res = result(verdict, self.t(), self.epoch0, self.c.state.timeline(), model=self.model, host=self.s.host, restarts=self.restarts)
+        for sink in self.sinks:
+            sink.emit(res)
+        self.record(res)
+        return res
+
+    def close(self) -> None:
+        self.stop.set()
+        self.trigger.set()
+        for f in self.followers:
+            f.close()
+
+    # ---- evidence --------------------------------------------------------------------------
+    def dispatch(self, kind: str, payload: Any) -> Verdict | None:
+        t = self.t()
+        if kind == "line":
+            line: LogLine = dataclasses.replace(payload, t=t)
+            self.evidence["log"] = t
+            self.emit_internal("_log", text=line.text[:300])
+            for sig in self.c.feed(line):
+                self.on_signal(sig)
+        elif kind == "log_end":
+            status, ran = payload
+            if ran < 2.0 and status not in (None, 0):
+                self.warn("log_end", f"log command exited with status {status}; watching without the log")
+            elif self.c.state.outcome != "failed":
+                self.warn("log_end", "the log stream ended")
+        elif kind == "gpu":
+            self.on_gpu(payload)
+        elif kind == "service":
+            self.on_service(payload)
+        elif kind == "proc":
+            self.on_proc(*payload)
+        elif kind == "proc_unavailable":
+            self.warn("proc", f"process sampling unavailable on the host (python3?): {payload}")
+        elif kind == "http":
+            return self.on_http(payload)
+        elif kind == "lost":
+            raise UnreachableError(payload)
+        elif kind == "probe_error":
+            self.warn(payload.split(":")[0], f"probe error: {payload}")
+        return None
+
+    def emit_internal(self, event_name: str, **data: Any) -> None:
+        """Events only the live panel reads (names start with '_'; JSON and plain skip them)."""
+        ev = {"event": event_name, "t": round(self.t(), 3), **data}
+        for sink in self.sinks:
+            sink.emit(ev)
+
+    def on_signal(self, sig: Signal) -> None:
+        if sig.kind == "progress":
+            self.evidence["progress"] = self.t()
+        if sig.kind == "failed" and self.failed_at is None:
+            self.failed_at = self.t()
+        if sig.kind == "ready":
+            self.trigger.set()  # probe now instead of at the next tick
+        ev = from_signal(sig, self.epoch0)
+        if ev is not None:
+            if ev["event"] == "progress":
+                eta = self.eta(ev["phase"])
+                if eta is not None:
+                    ev["eta_s"] = eta
+            ev["t"] = round(self.t(), 3)
+            for sink in self.sinks:
+                sink.emit(ev)
+
+    def on_gpu(self, r: Any) -> None:
+        if r.rc == 127 or (r.rc not in (0, None) and not r.stdout):
+            err = (r.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+            self.warn("gpu", f"GPU stream off: {(err[-1] if err else 'command failed')[:160]}")
+            return
+        if r.rc is None:
+            return
+        samples, problems = parse_gpu_csv(r.stdout.decode("utf-8", "replace"))
+        if problems:
+            self.warn("gpu_parse", "GPU sample: " + "; ".join(problems[:3]))
+        if not samples:
+            return
+        t = self.t()
+        old = {g.index: g for g in self.last_gpu}
+        for g in samples:
+            prev = old.get(g.index)
+            if prev is not None and g.used_mib is not None and prev.used_mib != g.used_mib:
+                self.evidence["gpu_mem"] = t
+            if g.util:
+                self.evidence["gpu_util"] = t
+        self.last_gpu = samples
+        self.emit("gpu", gpus=[g.as_dict() for g in samples])
+
+    def on_service(self, svc: ServiceState | None, initial: bool = False) -> None:
+        if svc is None or not svc.known:
+            if initial:
+                self.svc = svc
+                self.warn("service", f"no systemd unit state for {self.s.unit} (container?); service stream off")
+            return
+        prev = self.svc
+        self.svc = svc
+        if svc.main_pid and self.s.pid is None:
+            self.pid = svc.main_pid
+        if svc.load == "not-found" and initial and not self.s.log_cmd:
+            self.warn("unit", f"unit {self.s.unit} is not loaded on the host")
+        if self.base_restarts is None:
+            self.base_restarts = svc.restarts or 0
+        restarted = (
+            prev is not None
+            and prev.known
+            and ((svc.restarts or 0) > (prev.restarts or 0) or (svc.invocation and prev.invocation and svc.invocation != prev.invocation))
+        )
+        if restarted:
+            self.on_restart(svc)
+            return
+        if svc.dead and not initial and self.death is None:
+            kind = "killed" if svc.result in ("signal", "core-dump", "watchdog") else "oom" if svc.result == "oom-kill" else "exited"
+            status = f", status={svc.exec_status}" if svc.exec_status is not None else ""
+            self.death = (self.t(), kind, f"unit {self.s.unit} is {svc.active}/{svc.sub} (Result={svc.result}{status})")
+
+    def on_restart(self, svc: ServiceState) -> None:
+        self.restarts = (svc.restarts or 0) - (self.base_restarts or 0) or self.restarts + 1
+        cause = self.c.state.failure.cause if self.c.state.failure else "no cause in the log"
+        self.emit("warning", message=f"server restarted (restart {self.restarts}); last failure: {cause[:200]}")
+        self.last_cause = cause
+        if self.restarts > self.s.max_restarts:
+            return
+        # a new start: a new timeline; the journal is re-scoped to the new invocation (a --log-cmd
+        # stream such as docker logs -f simply goes on)
+        self.c = Classifier(self.rules, self.engine)
+        self.failed_at = None
+        self.death = None
+        if self.s.log_cmd:
+            return
+        self.gen += 1
+        for f in self.followers:
+            f.close()
+        cmd = journal_cmd(self.s.unit, svc)
+        gen = self.gen
+        self.spawn(f"log{gen}", lambda: self._log_thread(cmd, gen))
+
+    def on_proc(self, pid: int, sample: ProcSample) -> None:
+        t = self.t()
+        prev = self.last_proc
+        if not sample.alive:
+            if self.death is None and (self.svc is None or not self.svc.known):
+                self.death = (t, "killed", f"server process {pid} is gone")
+            return
+        if prev is not None:
+            if sample.cpu_s > prev.cpu_s + 0.05:
+                self.evidence["cpu"] = t
+            if sample.read_bytes > prev.read_bytes:
+                self.evidence["disk"] = t
+                rate = (sample.read_bytes - prev.read_bytes) / max(self.s.interval, 0.001)
+                self.emit_internal("_disk", rate=rate, read=sample.read_bytes, model=sample.model_bytes or (prev.model_bytes))
+        compilers = sorted({c for c in sample.children if c in COMPILERS})
+        if compilers:
+            self.evidence["compile"] = t
+            self.emit_internal("_jit", names=compilers)
+        if prev is not None and sample.model_bytes is None:
+            sample = dataclasses.replace(sample, model_bytes=prev.model_bytes)
+        self.last_proc = sample
+
+    def on_http(self, st: HttpState) -> Verdict | None:
+        changed = self.http_state is None or (st.state, st.status) != (self.http_state.state, self.http_state.status)
+        self.http_state = st
+        if st.model:
+            self.model = st.model
+        if changed:
+            self.emit("http", state=st.state, status=st.status, detail=st.detail, changed=True)
+            if st.state in ("status", "ready"):
+                self.evidence["http"] = self.t()
+        if st.state == "ready":
+            for sig in self.c.note_ready(self.t(), f"HTTP: {st.detail} (model {st.model})"):
+                self.on_signal(sig)
+            return Verdict("ready", ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})")
+        return None
+
+    # ---- decisions ---------------------------------------------------------------------
+    def decide(self) -> Verdict | None:
+        t = self.t()
+        st = self.c.state
+        failed_for = t - self.failed_at if st.outcome == "failed" and self.failed_at is not None else -1.0
+        if failed_for >= FAIL_GRACE and (not self.may_restart() or failed_for >= RESTART_WAIT):
+            return self.failed_verdict()
+        if self.restarts > self.s.max_restarts:
+            cause = getattr(self, "last_cause", "no cause in the log")
+            return Verdict(
+                "failed",
+                ExitCode.FAILED,
+                st.last_phase(),
+                st.failure.kind if st.failure else "exited",
+                f"server restarted {self.restarts} time(s) (--max-restarts {self.s.max_restarts}); last failure: {cause}",
+            )
+        if self.death is not None and t - self.death[0] >= DEATH_GRACE and not self.may_restart():
+            _, kind, reason = self.death
+            for sig in self.c.note_death(t, kind, reason):
+                self.on_signal(sig)
+            return self.failed_verdict()
+        if self.s.timeout and t >= self.s.timeout:
+            return self.unfinished("timeout", ExitCode.TIMEOUT, f"not ready after {self.s.timeout:g}s")
+        phase = st.phase
+        self.check_slow(phase, t)
+        budget = max(self.s.stall_after, 1.5 * self.baseline.get(phase, 0.0))
+        last = max(self.evidence.values(), default=0.0)
+        if t - last >= budget:
+            ages = ", ".join(f"{k} {t - v:.0f}s ago" for k, v in sorted(self.evidence.items(), key=lambda kv: -kv[1]))
+            msg = f"no liveness evidence for {t - last:.0f}s (budget {budget:.0f}s) in {phase}; last: {ages or 'none ever'}"
+            self.emit("stall", message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()})
+            return Verdict("stalled", ExitCode.STALLED, st.last_phase(), None, msg)
+        return None
+
+    def may_restart(self) -> bool:
+        """With --max-restarts left and systemd watching, a failure may be followed by a restart."""
+        svc = self.svc
+        if self.restarts >= self.s.max_restarts or svc is None or not svc.known:
+            return False
+        return not (svc.dead and svc.sub != "auto-restart" and svc.active != "activating")
+
+    def failed_verdict(self) -> Verdict:
+        st = self.c.state
+        f = st.failure
+        assert f is not None
+        return Verdict("failed", ExitCode.FAILED, st.last_phase(), f.kind, f.cause)
+
+    def unfinished(self, outcome: str, code: ExitCode, why: str) -> Verdict:
+        st = self.c.state
+        phase = st.last_phase()
+        http = ""
+        if self.http_state is not None:
+            h = self.http_state
+            http = f"; HTTP {h.state}{' ' + str(h.status) if h.status else ''}: {h.detail}"
+        return Verdict(outcome, code, phase, None, f"{why}; last phase {phase or 'none'}, {self.t():.0f}s elapsed{http}")
+
+    def check_slow(self, phase: str, t: float) -> None:
+        med = self.baseline.get(phase)
+        span = self.c.state.spans.get(phase)
+        if med and span is not None and span.start is not None and phase not in self.slow_warned and t - span.start > 1.5 * med:
+            self.slow_warned.add(phase)
+            self.emit("warning", message=f"{phase} slower than usual: {t - span.start:.0f}s vs median {med:.0f}s")
+
+    def eta(self, phase: str) -> float | None:
+        total = self.baseline.get("total")
+        if total is None:
+            return None
+        return round(max(total - self.t(), 0.0), 1)
+
+    def run_checks(self, verdict: Verdict) -> Verdict:
+        for name in self.s.check:
+            ok, what = run_check(name, self.client, self.ladder.base, self.model or "", self.ladder.headers)
+            self.emit("check", name=name, passed=ok, detail=what)
+            if not ok:
+                return Verdict("failed", ExitCode.FAILED, "ready", "other", what)
+        return verdict
+
+    def record(self, res: dict[str, Any]) -> None:
+        if not self.s.record:
+            return
+        cmd = self.last_proc.cmdline if self.last_proc else None
+        rec = history.make_record(
+            self.s.target_name(),
+            res,
+            host=self.s.host or "localhost",
+            unit=self.s.unit,
+            model=self.model,
+            cmd_hash=history.cmd_hash(cmd),
+            source="wait",
+        )
+        try:
+            history.append(rec)
+        except Exception as exc:  # noqa: BLE001 - history must never change the verdict
+            self.emit("warning", message=f"history not written: {exc}")

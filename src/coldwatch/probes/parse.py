@@ -1,0 +1,185 @@
+"""Pure parsers for what the host prints: nvidia-smi CSV, systemctl show, process samples."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    index: int
+    used_mib: int | None
+    total_mib: int | None
+    util: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "used_mib": self.used_mib, "total_mib": self.total_mib, "util": self.util}
+
+
+def _num(text: str) -> int | None:
+    text = text.strip()
+    if not text or text.startswith("[") or text.upper() in ("N/A", "NA"):
+        return None
+    try:
+        value = float(text.split()[0])
+    except (ValueError, IndexError):
+        return None
+    if value != value or value < 0 or value > 1e12:  # NaN or absurd
+        return None
+    return int(value)
+
+
+def parse_gpu_csv(text: str) -> tuple[list[GpuSample], list[str]]:
+    """nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu CSV -> samples, problems."""
+    samples: list[GpuSample] = []
+    problems: list[str] = []
+    for i, line in enumerate(text.splitlines()[:64]):
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 4:
+            problems.append(f"row {i + 1}: expected 4 columns, got {line[:60]!r}")
+            continue
+        idx = _num(cells[0])
+        if idx is None:
+            problems.append(f"row {i + 1}: bad GPU index {cells[0][:20]!r}")
+            continue
+        used, total, util = _num(cells[1]), _num(cells[2]), _num(cells[3])
+        if used is None and total is None:
+            problems.append(f"GPU {idx}: memory not reported ({cells[1][:20]!r})")
+        samples.append(GpuSample(idx, used, total, util))
+    return samples, problems
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceState:
+    known: bool
+    active: str = ""
+    sub: str = ""
+    result: str = ""
+    restarts: int | None = None
+    main_pid: int | None = None
+    exec_status: int | None = None
+    invocation: str = ""
+    load: str = ""
+    active_since: str = ""
+    props: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dead(self) -> bool:
+        return self.known and (self.active in ("failed", "inactive") or self.sub in ("failed", "dead"))
+
+
+def parse_systemctl_show(text: str) -> ServiceState:
+    props: dict[str, str] = {}
+    for line in text.splitlines()[:200]:
+        key, sep, value = line.partition("=")
+        if sep and key.isidentifier():
+            props[key] = value.strip()[:500]
+    if "ActiveState" not in props:
+        return ServiceState(False, props=props)
+
+    def num(k: str) -> int | None:
+        v = props.get(k, "")
+        return int(v) if v.isdigit() else None
+
+    pid = num("MainPID")
+    return ServiceState(
+        True,
+        active=props.get("ActiveState", ""),
+        sub=props.get("SubState", ""),
+        result=props.get("Result", ""),
+        restarts=num("NRestarts"),
+        main_pid=pid if pid else None,
+        exec_status=num("ExecMainStatus"),
+        invocation=props.get("InvocationID", ""),
+        load=props.get("LoadState", ""),
+        active_since=props.get("ActiveEnterTimestamp", ""),
+        props=props,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ProcSample:
+    alive: bool
+    cpu_s: float = 0.0
+    read_bytes: int = 0
+    rss_kb: int = 0
+    procs: int = 0
+    children: tuple[str, ...] = ()
+    cmdline: str = ""
+    model_bytes: int | None = None
+
+
+COMPILERS = ("nvcc", "cicc", "ptxas", "ninja", "cc1plus", "gcc", "g++", "c++", "clang", "ld")
+
+
+def parse_proc_sample(text: str) -> ProcSample | None:
+    """The JSON line printed by PROC_SCRIPT; None when it is not one."""
+    line = text.strip().splitlines()[-1] if text.strip() else ""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    try:
+        return ProcSample(
+            alive=bool(data.get("alive")),
+            cpu_s=float(data.get("cpu", 0.0)),
+            read_bytes=int(data.get("read", 0)),
+            rss_kb=int(data.get("rss", 0)),
+            procs=int(data.get("n", 0)),
+            children=tuple(str(c)[:32] for c in (data.get("names") or [])[:64]),
+            cmdline=str(data.get("cmd", ""))[:2000],
+            model_bytes=int(data["model"]) if data.get("model") is not None else None,
+        )
+    except (TypeError, ValueError):
+        return None
+
+
+PROC_SCRIPT = r"""
+import json, os, sys
+root = int(sys.argv[1]); want_model = sys.argv[2] == "1"
+tick = os.sysconf("SC_CLK_TCK")
+def kids():
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f: s = f.read()
+                out.setdefault(int(s.rsplit(")", 1)[1].split()[1]), []).append(int(d))
+            except (OSError, IndexError, ValueError): pass
+    return out
+if not os.path.exists("/proc/%d" % root):
+    print(json.dumps({"alive": False})); sys.exit(0)
+tree = kids(); todo = [root]; pids = []
+while todo:
+    p = todo.pop(); pids.append(p); todo.extend(tree.get(p, []))
+cpu = 0.0; rd = 0; rss = 0; names = []
+for p in pids:
+    try:
+        with open("/proc/%d/stat" % p) as f: s = f.read()
+        name = s[s.index("(") + 1:s.rindex(")")]; rest = s.rsplit(")", 1)[1].split()
+        cpu += (int(rest[11]) + int(rest[12])) / tick; rss += int(rest[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        if p != root: names.append(name)
+        try:
+            with open("/proc/%d/io" % p) as f:
+                for line in f:
+                    if line.startswith("read_bytes:"): rd += int(line.split()[1])
+        except OSError: pass
+    except (OSError, ValueError, IndexError): pass
+cmd = ""
+try:
+    with open("/proc/%d/cmdline" % root, "rb") as f: cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:2000]
+except OSError: pass
+model = None
+if want_model:
+    a = cmd.split()
+    for i, w in enumerate(a):
+        if w in ("--model-path", "--model") and i + 1 < len(a) and os.path.isdir(a[i + 1]):
+            model = sum(os.path.getsize(os.path.join(a[i + 1], n)) for n in os.listdir(a[i + 1]) if n.endswith(".safetensors"))
+print(json.dumps({"alive": True, "cpu": cpu, "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "model": model}))
+"""

@@ -1,0 +1,170 @@
+"""Settings for wait/status/demo: flags > COLDWATCH_* env > --config file > profile > defaults."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from coldwatch.errors import ConfigError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+
+
+def parse_duration(value: Any, name: str) -> float:
+    """'90', '90s', '15m', '1h', '0' -> seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value < 0:
+            raise ConfigError(f"{name}: must not be negative, got {value}")
+        return float(value)
+    m = _DURATION.match(str(value))
+    if not m:
+        raise ConfigError(f"{name}: expected a duration such as 90, 90s, 15m or 1h, got {value!r}")
+    n = float(m.group(1))
+    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+
+
+@dataclass(slots=True)
+class Settings:
+    host: str | None = None
+    unit: str = "sglang"
+    log_cmd: str | None = None
+    gpu_cmd: str | None = None
+    url: str = "http://127.0.0.1:30000"
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 1800.0
+    interval: float = 2.0
+    stall_after: float = 600.0
+    pid: int | None = None
+    check: list[str] = field(default_factory=list)
+    output: str = "auto"
+    accept_new_host_key: bool = False
+    insecure: bool = False
+    max_restarts: int = 0
+    reconnect_for: float = 120.0
+    engine: str = "auto"
+    rules: list[Path] = field(default_factory=list)
+    connect_timeout: float = 10.0
+    known_hosts: Path | None = None
+    ssh_config: Path | None = None
+    identity: Path | None = None
+    target: str | None = None
+    record: bool = True
+
+    def target_name(self) -> str:
+        return self.target or f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
+
+
+_DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
+_PATHS = {"known_hosts", "ssh_config", "identity"}
+_CHECKS = ("reasoning", "tools")
+_OUTPUTS = ("auto", "live", "plain", "json")
+_UNIT = re.compile(r"^[A-Za-z0-9:_.@\\-]+$")
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    where = f"{source}: {name}"
+    if value is None:
+        return None
+    if name in _DURATIONS:
+        return parse_duration(value, where)
+    if name in ("pid", "max_restarts"):
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
+        if n < 0 or (name == "pid" and n == 0):
+            raise ConfigError(f"{where}: expected a positive number, got {value!r}")
+        return n
+    if name in ("accept_new_host_key", "insecure", "record"):
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in ("1", "true", "yes", "on"):
+            return True
+        if str(value).lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if name in _PATHS:
+        return Path(os.path.expanduser(str(value)))
+    if name == "rules":
+        items = value if isinstance(value, list) else [value]
+        return [Path(os.path.expanduser(str(v))) for v in items]
+    if name == "check":
+        items = value if isinstance(value, list) else [v for v in str(value).split(",") if v]
+        for v in items:
+            if v not in _CHECKS:
+                raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")
+        return list(items)
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    return value
+
+
+def _validate(s: Settings) -> Settings:
+    if not _UNIT.match(s.unit):
+        raise ConfigError(f"unit: {s.unit!r} is not a valid systemd unit name")
+    if s.output not in _OUTPUTS:
+        raise ConfigError(f"output: expected one of {', '.join(_OUTPUTS)}, got {s.output!r}")
+    if s.engine not in ("auto", "sglang", "vllm"):
+        raise ConfigError(f"engine: expected auto, sglang or vllm, got {s.engine!r}")
+    if s.interval <= 0:
+        raise ConfigError("interval: must be more than 0")
+    for name, cmd in (("log_cmd", s.log_cmd), ("gpu_cmd", s.gpu_cmd)):
+        if cmd is not None and ("\n" in cmd or "\x00" in cmd):
+            raise ConfigError(f"{name}: must be one line")
+    from coldwatch.http import check_url
+
+    s.url = check_url(s.url)
+    return s
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: config is not UTF-8 text") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _apply(values: dict[str, Any], table: dict[str, Any], source: str, known: set[str]) -> None:
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name == "profiles" and isinstance(value, dict):
+            continue
+        if name not in known:
+            raise ConfigError(f"{source}: unknown key {key!r}")
+        values[name] = _coerce(name, value, source)
+
+
+def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | None = None) -> Settings:
+    """Merge the sources; every bad value is named with its source and key."""
+    known = {f.name for f in fields(Settings)}
+    values: dict[str, Any] = {}
+    config = config or (Path(os.environ["COLDWATCH_CONFIG"]) if os.environ.get("COLDWATCH_CONFIG") else None)
+    profile = profile or os.environ.get("COLDWATCH_PROFILE")
+    data: dict[str, Any] = _read_config(config) if config else {}
+    if profile:
+        profiles = data.get("profiles", {})
+        if not isinstance(profiles, dict) or profile not in profiles:
+            where = str(config) if config else "no --config file"
+            raise ConfigError(f"profile {profile!r} not found ({where})")
+        _apply(values, profiles[profile], f"{config} [profiles.{profile}]", known)
+    if config:
+        _apply(values, data, str(config), known)
+    for name in known:
+        env = os.environ.get("COLDWATCH_" + name.upper())
+        if env is not None and name != "host":
+            values[name] = _coerce(name, env, f"COLDWATCH_{name.upper()}")
+    for name, value in flags.items():
+        if value is not None and value != [] and name in known:
+            values[name] = _coerce(name, value, "--" + name.replace("_", "-"))
+    return _validate(Settings(**values))

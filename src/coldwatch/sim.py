@@ -1,0 +1,368 @@
+"""The embedded cold-start simulator: a real HTTP server, a real log stream and a GPU feed
+replaying a recorded-shape SGLang start (TP8, 1T-parameter INT4 MoE, EAGLE draft) in ~30 s.
+
+Run as its own process: ``python -m coldwatch.sim --dir DIR --port PORT --scenario ready``.
+It writes DIR/server.log (or stdout), DIR/gpu.csv (nvidia-smi CSV), DIR/unit.state
+(systemctl show output) and DIR/sim.pid, and serves HTTP on 127.0.0.1:PORT once "bound".
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TextIO
+
+SCENARIOS = ("ready", "oom", "hang", "restart", "slow", "silent_death", "error_body", "silent_load", "jit_busy")
+MODEL = "moonshotai/Kimi-K2.6"
+TP = 8
+GPU_TOTAL = 97871  # MiB, a 96 GB card
+
+
+class Sim:
+    def __init__(self, d: Path, port: int, scenario: str, speed: float, fail_checks: bool, out: TextIO, gpus: int) -> None:
+        self.dir = d
+        self.port = port
+        self.scenario = scenario
+        self.speed = speed * (1.6 if scenario == "slow" else 1.0)
+        self.fail_checks = fail_checks
+        self.out = out
+        self.gpus = gpus
+        self.http_state = "down"  # down | warmup | ready
+        self.mem = [0] * gpus
+        self.util = [0] * gpus
+        self.restarts = 0
+        self.invocation = uuid.uuid4().hex
+        self.server: ThreadingHTTPServer | None = None
+        self.t0 = time.time()
+        self.stop = threading.Event()
+
+    # ---- outputs -----------------------------------------------------------------------
+    def stamp(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+
+    def log(self, msg: str, rank: int | None = None) -> None:
+        tag = f" TP{rank}" if rank is not None else ""
+        self.raw(f"[{self.stamp()}{tag}] {msg}\n")
+
+    def ranks(self, msg: str) -> None:
+        order = list(range(self.gpus))
+        random.shuffle(order)
+        for r in order:
+            self.log(msg, r)
+
+    def raw(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def sleep(self, s: float) -> None:
+        end = time.time() + s * self.speed
+        while time.time() < end:
+            time.sleep(min(0.05, max(end - time.time(), 0)))
+
+    def gpu_writer(self) -> None:
+        path = self.dir / "gpu.csv"
+        while not self.stop.is_set():
+            rows = "".join(f"{i}, {self.mem[i]}, {GPU_TOTAL}, {self.util[i]}\n" for i in range(self.gpus))
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(rows)
+            os.chmod(tmp, 0o644)
+            tmp.replace(path)
+            time.sleep(0.2)
+
+    def unit(self, active: str, sub: str, result: str = "success", status: int = 0) -> None:
+        text = (
+            f"ActiveState={active}\nSubState={sub}\nResult={result}\nNRestarts={self.restarts}\nMainPID={os.getpid() if active == 'active' else 0}\n"
+            f"ExecMainStatus={status}\nInvocationID={self.invocation}\nLoadState=loaded\nActiveEnterTimestamp=\n"
+        )
+        tmp = self.dir / "unit.tmp"
+        tmp.write_text(text)
+        os.chmod(tmp, 0o644)
+        tmp.replace(self.dir / "unit.state")
+
+    def set_mem(self, mib: int, util: int = 0) -> None:
+        self.mem = [mib + (i * 7) % 50 for i in range(self.gpus)]
+        self.util = [util] * self.gpus
+
+    def bar(self, desc: str, total: int, seconds: float, fmt: str = "sglang", mem_to: int | None = None) -> None:
+        """A tqdm bar: updates joined by CR, one newline when it closes."""
+        start = self.mem[0]
+        for n in range(total + 1):
+            pct = int(100 * n / total)
+            if fmt == "sglang":
+                self.raw(f"\r{desc}: {pct:3d}% Completed | {n}/{total} [00:{n:02d}<00:00,  1.00it/s]")
+            else:
+                filled = "█" * (pct // 10)
+                self.raw(f"\r{desc}: {pct:3d}%|{filled:<10}| {n}/{total} [00:{n:02d}<00:00,  1.00it/s]")
+            if mem_to is not None:
+                self.set_mem(int(start + (mem_to - start) * n / total), 30)
+            if n < total:
+                self.sleep(seconds / total)
+        self.raw("\n")
+
+    # ---- HTTP --------------------------------------------------------------------------
+    def bind(self) -> None:
+        sim = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+                return
+
+            def send(self, code: int, body: Any) -> None:
+                data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.startswith("/health"):
+                    self.send(200 if sim.http_state == "ready" else 503, b"")
+                elif self.path == "/v1/models":
+                    self.send(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "root": MODEL}]})
+                elif self.path in ("/model_info", "/get_model_info"):
+                    self.send(200, {"model_path": MODEL, "is_generation": True})
+                else:
+                    self.send(404, {"detail": "Not Found"})
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("Content-Length") or 0)
+                req = json.loads(self.rfile.read(n) or b"{}")
+                if sim.http_state != "ready":
+                    self.send(503, {"object": "error", "message": "Server is warming up", "code": 503})
+                elif sim.scenario == "error_body":
+                    self.send(200, {"object": "error", "message": "choices unavailable: scheduler not ready", "type": "InternalError"})
+                elif self.path == "/v1/completions":
+                    self.send(
+                        200,
+                        {
+                            "id": "cmpl-1",
+                            "object": "text_completion",
+                            "model": MODEL,
+                            "choices": [{"index": 0, "text": " world", "finish_reason": "length"}],
+                        },
+                    )
+                elif self.path == "/v1/chat/completions":
+                    self.send(200, sim.chat(req))
+                elif self.path == "/generate":
+                    self.send(200, {"text": " Paris", "meta_info": {}})
+                else:
+                    self.send(404, {"detail": "Not Found"})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def chat(self, req: dict[str, Any]) -> dict[str, Any]:
+        if req.get("tools"):
+            msg: dict[str, Any] = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+            }
+            if self.fail_checks:
+                msg = {"role": "assistant", "content": '<|tool_call_begin|>get_weather {"city": "Paris"}'}
+        else:
+            msg = {"role": "assistant", "reasoning_content": "2 plus 2 is 4.", "content": "4"}
+            if self.fail_checks:
+                msg = {"role": "assistant", "content": "<think>2 plus 2 is 4.</think>4", "reasoning_content": None}
+        return {
+            "id": "chat-1",
+            "object": "chat.completion",
+            "model": MODEL,
+            "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+        }
+
+    # ---- the start-up ------------------------------------------------------------------
+    def die(self, code: int, result: str = "exit-code") -> None:
+        self.unit("failed", "failed", result, code)
+        self.stop.set()
+        self.out.flush()
+        os._exit(code)
+
+    def run(self) -> None:
+        threading.Thread(target=self.gpu_writer, daemon=True).start()
+        while True:
+            self.unit("active", "running")
+            if self.start_once():
+                return
+            # restart scenario: the unit restarts once and the second start succeeds
+            self.restarts += 1
+            self.invocation = uuid.uuid4().hex
+            self.set_mem(0)
+            self.sleep(1.0)
+
+    def start_once(self) -> bool:
+        sc = self.scenario
+        self.log(
+            f"server_args=ServerArgs(model_path='{MODEL}', tp_size={TP}, quantization='compressed-tensors', "
+            "speculative_algorithm='EAGLE', tool_call_parser='kimi_k2', reasoning_parser='kimi_k2', port=30001)"
+        )
+        self.sleep(0.6)
+        self.ranks("Init torch distributed begin.")
+        self.set_mem(600)
+        self.sleep(0.6)
+        self.ranks("Init torch distributed ends. elapsed=0.58 s, mem usage=0.61 GB")
+        self.ranks("Load weight begin. avail mem=94.71 GB")
+        self.log("Using CompressedTensorsWNA16MarlinMoEMethod", 0)
+        if sc == "silent_death":
+            self.sleep(2.0)
+            self.die(137, "signal")
+        if sc == "restart" and self.restarts == 0:
+            self.sleep(1.5)
+            self.log("Scheduler hit an exception: Traceback (most recent call last):", 3)
+            self.raw('  File "/sgl/python/sglang/srt/model_loader/loader.py", line 377, in load_model\n')
+            self.raw("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+            self.log("Received sigquit from a child process. It usually means the child failed.")
+            self.unit("activating", "auto-restart", "exit-code", 1)
+            self.sleep(1.0)
+            return False
+        if sc == "silent_load":
+            self.silent_read(12.0)
+        else:
+            self.bar("Multi-thread loading shards", 64, 10.0, mem_to=76000)
+        self.sleep(3.0)  # Marlin repack: silent, memory climbs a little
+        self.set_mem(80500, 60)
+        self.ranks(
+            "Load weight end. elapsed=13.10 s, type=KimiK25ForConditionalGeneration, quant=compressed-tensors, "
+            "avail mem=17.20 GB, mem usage=77.51 GB."
+        )
+        self.ranks("Init torch distributed begin.")
+        self.ranks("Init torch distributed ends. elapsed=0.01 s, mem usage=0.00 GB")
+        self.ranks("Load weight begin. avail mem=17.20 GB")
+        self.bar("Multi-thread loading shards", 1, 1.0)
+        self.ranks("Load weight end. elapsed=1.20 s, type=DeepseekV3ForCausalLMNextN, avail mem=16.10 GB, mem usage=1.10 GB.")
+        self.sleep(0.4)
+        self.ranks("KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 412000, KV size: 6.10 GB")
+        self.set_mem(87100, 10)
+        self.ranks("Memory pool end. avail mem=9.80 GB")
+        self.log(
+            "Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) "
+            "if you have not run `sglang.compile_deep_gemm`.",
+            0,
+        )
+        if sc == "jit_busy":
+            self.busy_child(14.0)
+        self.bar("DeepGEMM warmup", 24, 2.0, fmt="tqdm")
+        self.ranks(
+            "Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, bs=[1, 2, 4, 8, 16, 32, 48, 64], avail mem=9.60 GB"
+        )
+        self.set_mem(87400, 90)
+        if sc == "hang":
+            self.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   0%|          | 0/36 [00:00<?, ?it/s]")
+            self.set_mem(87400, 0)
+            while True:
+                time.sleep(1)
+        if sc == "oom":
+            self.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   3%|▎         | 1/36 [00:02<01:10,  2.00s/it]")
+            self.sleep(1.0)
+            self.raw("\n")
+            self.log("Scheduler hit an exception: Traceback (most recent call last):", 5)
+            for frame in (
+                'managers/scheduler.py", line 2870, in run_scheduler_process',
+                'model_executor/model_runner.py", line 1951, in init_cuda_graphs',
+                'model_executor/cuda_graph_runner.py", line 482, in capture',
+            ):
+                self.raw(f'  File "/sgl/python/sglang/srt/{frame}\n')
+            self.raw(
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 5 has a total capacity "
+                "of 95.58 GiB of which 412.00 MiB is free.\n"
+            )
+            self.log("Received sigquit from a child process. It usually means the child failed.")
+            self.log("kill_process_tree called: parent_pid=4242, include_parent=True")
+            self.sleep(0.3)
+            self.die(137, "signal")
+        self.bar("Capturing batches (bs=1 avail_mem=9.10 GB)", 36, 5.0, fmt="tqdm")
+        self.ranks("Capture target verify CUDA graph end. elapsed=5.20 s, mem usage=0.52 GB, avail mem=9.08 GB.")
+        self.ranks("Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4, 8], avail mem=9.08 GB")
+        self.sleep(0.8)
+        self.ranks("Capture draft decode CUDA graph end. elapsed=0.80 s, mem usage=0.10 GB, avail mem=8.98 GB.")
+        self.log(
+            "max_total_num_tokens=412000, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+            "max_running_requests=48, context_len=262144, available_gpu_mem=8.90 GB",
+            0,
+        )
+        self.sleep(0.3)
+        self.log("INFO:     Started server process [4242]")
+        self.log("INFO:     Waiting for application startup.")
+        self.log("INFO:     Application startup complete.")
+        self.http_state = "warmup"
+        self.bind()
+        self.log(f"INFO:     Uvicorn running on http://127.0.0.1:{self.port} (Press CTRL+C to quit)")
+        self.sleep(0.5)
+        self.log('INFO:     127.0.0.1:48908 - "GET /model_info HTTP/1.1" 200 OK')
+        self.log("Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, #running-req: 0, #queue-req: 0,", 0)
+        self.sleep(1.5)
+        self.set_mem(87450, 5)
+        self.http_state = "ready"
+        self.log('INFO:     127.0.0.1:48924 - "POST /generate HTTP/1.1" 200 OK')
+        self.log("The server is fired up and ready to roll!")
+        return True
+
+    def silent_read(self, seconds: float) -> None:
+        """Weight load with the bar hidden (journald style): the process reads a file from disk."""
+        blob = self.dir / "weights.bin"
+        with open(blob, "wb") as fh:
+            fh.truncate(64 << 20)
+        end = time.time() + seconds * self.speed
+        while time.time() < end:
+            with open(blob, "rb") as fh:
+                with contextlib.suppress(OSError):
+                    os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+                while fh.read(1 << 20):
+                    pass
+            self.set_mem(min(self.mem[0] + 2000, 76000), 20)
+            time.sleep(0.2)
+
+    def busy_child(self, seconds: float) -> None:
+        """A JIT compiler child (named like one) burns CPU while the log is silent."""
+        code = f"import time\nend=time.time()+{seconds * self.speed}\nwhile time.time()<end: pass\n"
+        path = self.dir / "cicc"
+        path.write_text(f"#!{sys.executable}\n{code}")
+        path.chmod(0o755)
+        subprocess.run([str(path)], check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m coldwatch.sim")
+    ap.add_argument("--dir", required=True, type=Path)
+    ap.add_argument("--port", required=True, type=int)
+    ap.add_argument("--scenario", default="ready", choices=SCENARIOS)
+    ap.add_argument("--speed", type=float, default=1.0, help="time factor (0.1 = ten times faster)")
+    ap.add_argument("--fail-checks", action="store_true")
+    ap.add_argument("--stdout", action="store_true", help="write the log to stdout instead of DIR/server.log")
+    ap.add_argument("--gpus", type=int, default=TP)
+    ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
+    a = ap.parse_args(argv)
+    a.dir.mkdir(parents=True, exist_ok=True)
+    (a.dir / "sim.pid").write_text(str(os.getpid()))
+    out: TextIO = sys.stdout if a.stdout else open(a.dir / "server.log", "a", encoding="utf-8")  # noqa: SIM115
+    if not a.stdout:
+        os.chmod(a.dir / "server.log", 0o644)
+    sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus)
+
+    def on_term(*_: Any) -> None:
+        sim.unit("inactive", "dead")
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+    sim.run()
+    time.sleep(a.linger)
+    sim.unit("inactive", "dead")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
