@@ -33,3 +33,23 @@ def json_lines(out: bytes) -> list[dict[str, Any]]:
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own history directory."""
     monkeypatch.setenv("COLDWATCH_HOME", str(tmp_path / "cw-home"))
+
+
+@pytest.fixture(scope="session")
+def gpu_host(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real loopback sshd, test user, journald and stand-ins (see hostfix.py)."""
+    import hostfix
+
+    reason = hostfix.why_not()
+    if reason:
+        pytest.skip(reason)
+    fix = Path("/tmp") / f"cwfix-{os.getpid()}"
+    fix.mkdir(mode=0o711)
+    host = hostfix.start(fix)
+    try:
+        yield host
+    finally:
+        host.close()
+        import shutil
+
+        shutil.rmtree(fix, ignore_errors=True)

@@ -46,6 +46,8 @@ class Sim:
         self.server: ThreadingHTTPServer | None = None
         self.t0 = time.time()
         self.stop = threading.Event()
+        self.with_invocation = True
+        self.started = time.time() - 1
 
     # ---- outputs -----------------------------------------------------------------------
     def stamp(self) -> str:
@@ -83,7 +85,8 @@ class Sim:
     def unit(self, active: str, sub: str, result: str = "success", status: int = 0) -> None:
         text = (
             f"ActiveState={active}\nSubState={sub}\nResult={result}\nNRestarts={self.restarts}\nMainPID={os.getpid() if active == 'active' else 0}\n"
-            f"ExecMainStatus={status}\nInvocationID={self.invocation}\nLoadState=loaded\nActiveEnterTimestamp=\n"
+            f"ExecMainStatus={status}\nInvocationID={self.invocation if self.with_invocation else ''}\nLoadState=loaded\n"
+            f"ActiveEnterTimestamp={time.strftime('%a %Y-%m-%d %H:%M:%S UTC', time.gmtime(self.started))}\n"
         )
         tmp = self.dir / "unit.tmp"
         tmp.write_text(text)
@@ -201,6 +204,7 @@ class Sim:
             # restart scenario: the unit restarts once and the second start succeeds
             self.restarts += 1
             self.invocation = uuid.uuid4().hex
+            self.started = time.time()
             self.set_mem(0)
             self.sleep(1.0)
 
@@ -344,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fail-checks", action="store_true")
     ap.add_argument("--stdout", action="store_true", help="write the log to stdout instead of DIR/server.log")
     ap.add_argument("--gpus", type=int, default=TP)
+    ap.add_argument("--no-invocation", action="store_true", help="report no InvocationID (journald without systemd)")
     ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
     a = ap.parse_args(argv)
     a.dir.mkdir(parents=True, exist_ok=True)
@@ -352,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.stdout:
         os.chmod(a.dir / "server.log", 0o644)
     sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus)
+    sim.with_invocation = not a.no_invocation
 
     def on_term(*_: Any) -> None:
         sim.unit("inactive", "dead")
