@@ -22,6 +22,7 @@ app = typer.Typer(
     help="Watch an LLM server's cold start until it is ready, failed or stuck; exit with a code a CI step can gate on.",
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -300,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Every error becomes one line and a documented code."""
     _install_sigterm()
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False, prog_name="coldwatch")
         return int(rc) if isinstance(rc, int) else 0
     except typer.Exit as exc:
         return int(exc.exit_code)

@@ -93,11 +93,11 @@ def make_sinks(mode: str, title: str, deadline: float) -> list[Sink]:
     return [PlainSink()]
 
 
-def run_wait(settings: Any) -> ExitCode:
+def run_wait(settings: Any, sinks: list[Sink] | None = None) -> ExitCode:
     from coldwatch.hosts import open_host
     from coldwatch.monitor import Monitor
 
-    sinks = make_sinks(settings.output, settings.host or "this machine", settings.timeout)
+    sinks = sinks or make_sinks(settings.output, settings.host or "this machine", settings.timeout)
     try:
         host = open_host(settings)
     except BaseException:

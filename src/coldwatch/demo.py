@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from coldwatch.exitcodes import ExitCode
+from coldwatch.render import Sink
 from coldwatch.settings import Settings
 
 
@@ -30,7 +31,7 @@ def shims(bindir: Path, simdir: Path) -> None:
         (bindir / f).chmod(0o755)
 
 
-def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool) -> ExitCode:
+def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool, sinks: list[Sink] | None = None) -> ExitCode:
     from coldwatch.commands import run_wait
 
     with tempfile.TemporaryDirectory(prefix="coldwatch-demo-") as tmp:
@@ -68,7 +69,7 @@ def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool)
             settings.url = f"http://127.0.0.1:{port}"
             settings.target = settings.target or f"demo/{scenario}"
             settings.unit = "sglang-demo"
-            return run_wait(settings)
+            return run_wait(settings, sinks)
         finally:
             os.environ["PATH"] = old_path
             proc.terminate()

@@ -124,47 +124,56 @@ class _Stamp:
 
 
 def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
-    """Strip wrappers and prefixes. Returns (text, rank, stamp, style)."""
+    """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
+
+    Each regex runs only when the first characters allow it to match (this is the hot path).
+    """
     text = record
     rank = ""
     outer: _Stamp | None = None
-    m = _GHA.match(text)
-    if m:
-        d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
-        outer = _Stamp("iso", d, s)
-        text = text[m.end() :]
-    else:
-        m = _JOURNAL_ISO.match(text)
+    c0 = text[:1]
+    if c0.isdigit() and text[4:5] == "-" and text[10:11] == "T":
+        m = _GHA.match(text)
         if m:
             d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
-            outer = _Stamp("journal", d, s)
+            outer = _Stamp("iso", d, s)
             text = text[m.end() :]
         else:
-            m = _JOURNAL_SHORT.match(text)
-            if m and m.group(1) in _MONTHS:
-                outer = _Stamp("journal", _md(_MONTHS[m.group(1)], int(m.group(2))), _secs(None, m.group(3))[1])
+            m = _JOURNAL_ISO.match(text)
+            if m:
+                d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+                outer = _Stamp("journal", d, s)
                 text = text[m.end() :]
-    m = _COMPOSE.match(text)
-    if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
-        text = text[m.end() :]
-    m = _PROC.match(text)
-    if m:
-        if m.group(2) is not None:
-            rank = "worker" + m.group(2)
-        else:
-            w = _WORKER_RANK.search(m.group(1))
-            if w and m.group(1) != "APIServer":
-                rank = "worker" + w.group(1)
-        text = text[m.end() :]
+    elif c0.isupper() and text[3:4] == " " and text[6:7] == " ":
+        m = _JOURNAL_SHORT.match(text)
+        if m and m.group(1) in _MONTHS:
+            outer = _Stamp("journal", _md(_MONTHS[m.group(1)], int(m.group(2))), _secs(None, m.group(3))[1])
+            text = text[m.end() :]
+    if " | " in text[:64]:
+        m = _COMPOSE.match(text)
+        if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
+            text = text[m.end() :]
+    if text[:1] == "(":
+        m = _PROC.match(text)
+        if m:
+            if m.group(2) is not None:
+                rank = "worker" + m.group(2)
+            else:
+                w = _WORKER_RANK.search(m.group(1))
+                if w and m.group(1) != "APIServer":
+                    rank = "worker" + w.group(1)
+            text = text[m.end() :]
     if text.endswith("cluster]"):
         text = _RAY_SUFFIX.sub("", text)
-    m = _TORCH_RANK.match(text)
-    if m:
-        rank = rank or "rank" + m.group(1)
-        text = text[m.end() :]
+    if text.startswith("[rank"):
+        m = _TORCH_RANK.match(text)
+        if m:
+            rank = rank or "rank" + m.group(1)
+            text = text[m.end() :]
     inner: _Stamp | None = None
     style = ""
-    if text.startswith("["):
+    c0 = text[:1]
+    if c0 == "[":
         m = _SGLANG.match(text)
         if m:
             d, s = _secs(m.group(1), m.group(2))
@@ -173,13 +182,13 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
             if m.group(3):
                 rank = m.group(3).strip()
             text = text[m.end() :]
-    elif text[:1] in "DIWEC":
+    elif c0 in "DIWEC" and text[:1].isupper():
         m = _VLLM.match(text)
         if m:
             inner = _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1])
             style = "vllm"
             text = text[m.end() :]
-    elif text[:1].isdigit():
+    elif c0.isdigit() and text[4:5] == "-":
         m = _PYLOG.match(text)
         if m:
             d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
@@ -239,22 +248,54 @@ class LogClock:
         return self.now
 
 
+BAR_STEP = 10
+"""A progress-bar update is kept when it moved at least this many percentage points (or hit 0/100)."""
+
+
 class Normaliser:
-    """Record bytes -> LogLine, keeping the clock across records."""
+    """Record bytes -> LogLine, keeping the clock across records.
+
+    Consecutive updates of one progress bar that moved less than BAR_STEP points are dropped:
+    a bar redrawn 1,000 times carries no more evidence than every fifth percent of it.
+    """
 
     def __init__(self) -> None:
         self.clock = LogClock()
+        self._bar_key = ""
+        self._bar_pct = -100
+
+    def _skip_bar(self, raw: str) -> bool:
+        tail = raw[-12:]
+        if not (raw.endswith("]") and ("it/s]" in tail or "s/it]" in tail)):
+            self._bar_key = ""
+            return False
+        i = raw.find("%")
+        if i < 1 or "][" in raw or "]2" in raw:
+            self._bar_key = ""
+            return False
+        head = raw[max(0, i - 3) : i].strip()
+        if not head.isdigit():
+            return False
+        pct = int(head)
+        key = raw[: max(0, i - 3)]
+        key = key.split(" (", 1)[0]
+        if key == self._bar_key and 0 < pct < 100 and pct - self._bar_pct < BAR_STEP:
+            return True
+        self._bar_key, self._bar_pct = key, pct
+        return False
 
     def lines(self, record: bytes) -> list[LogLine]:
         raw = record.decode("utf-8", "replace")
-        if "\x1b" in raw or "m" in raw:
+        if "%" in raw and self._skip_bar(raw):
+            return []
+        if "\x1b" in raw or "[0m" in raw or "[1;" in raw or "[3" in raw:
             raw = _ANSI.sub("", raw)
         if not raw.isprintable():
             raw = _CTRL.sub("", raw).replace("\t", " ")
         raw = raw.rstrip()
         if not raw:
             return []
-        pieces = _GLUED.split(raw) if ("it/s]" in raw or "s/it]" in raw) else [raw]
+        pieces = _GLUED.split(raw) if ("it/s][" in raw or "s/it][" in raw or "it/s]2" in raw or "s/it]2" in raw) else [raw]
         out: list[LogLine] = []
         for piece in pieces:
             text, rank, stamp, style = unwrap(piece)

@@ -166,6 +166,7 @@ class Sim:
                     self.send(404, {"detail": "Not Found"})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        (self.dir / "bound.ts").write_text(f"{time.time():.6f}")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def chat(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -311,6 +312,7 @@ class Sim:
         self.sleep(1.5)
         self.set_mem(87450, 5)
         self.http_state = "ready"
+        (self.dir / "ready.ts").write_text(f"{time.time():.6f}")
         self.log('INFO:     127.0.0.1:48924 - "POST /generate HTTP/1.1" 200 OK')
         self.log("The server is fired up and ready to roll!")
         return True

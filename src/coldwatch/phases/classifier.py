@@ -14,13 +14,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coldwatch.normalise import LogLine
-from coldwatch.phases.rules import PHASES, RuleSet, builtin_rules, scoped
+from coldwatch.phases.rules import PHASES, BarRule, RuleSet, builtin_rules, scoped
 
-_BAR = re.compile(r"^(?P<desc>.*?):?\s*(?P<pct>\d{1,3})%(?:\s*Completed)?\s*\|[^|]*?\|?\s*(?P<n>\d+)/(?P<total>\d+)")
+_NT = re.compile(r"(\d+)/(\d+)")
+
+
+def parse_bar(text: str) -> tuple[str, int, int] | None:
+    """A tqdm update ('desc: 37% Completed | 60/163 [...]' or 'desc:  14%|█▍ | 1/7 [...]') -> (desc, n, total)."""
+    i = text.find("%")
+    j = i
+    while j > 0 and text[j - 1].isdigit():
+        j -= 1
+    if j == i or i - j > 3:
+        return None
+    k = text.find("|", i + 1, i + 14)
+    if k < 0:
+        return None
+    m = _NT.search(text, k)
+    if m is None or m.start() - k > 80:
+        return None
+    return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
+
+
 _FRAME = re.compile(r'^File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _MAX_FRAMES = 64
+_DIGITS = str.maketrans("", "", "0123456789")
 
 
 @dataclass(slots=True)
@@ -117,6 +137,8 @@ class Classifier:
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
         self._detect = self.rules.detect
         self._out: list[Signal] = []
+        self._bar_cache: dict[str, BarRule | None] = {}
+        self._misses: set[str] = set()
 
     # ---- helpers -----------------------------------------------------------------------
     def _emit(self, signal: str, t: float | None, **data: Any) -> None:
@@ -287,13 +309,21 @@ class Classifier:
             return self._out  # errors and shutdown after ready do not change a ready start
         st.last_line = text[:500]
         self._traceback(text, t)
-        if "%" in text and "/" in text:
-            m = _BAR.match(text)
-            if m:
-                self._bar(line, m, t)
+        if "%" in text:
+            bar = parse_bar(text)
+            if bar is not None:
+                self._bar(line, *bar, t)
                 return self._out
-        if self._any is not None and not self._any.search(text):
-            return self._out
+        if self._any is not None:
+            # lines that differ only in numbers match the same rules: remember the misses
+            shape = text.translate(_DIGITS)
+            if shape in self._misses:
+                return self._out
+            if not self._any.search(text):
+                if len(self._misses) > 8192:
+                    self._misses.clear()
+                self._misses.add(shape)
+                return self._out
         rank = self._rank(line)
         for fr in self.rules.failure:
             if self._active(fr.engine) and fr.regex.search(text):
@@ -359,38 +389,47 @@ class Classifier:
                     self._refine(f)
                     self._emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
 
-    def _bar(self, line: LogLine, m: re.Match[str], t: float | None) -> None:
+    def _bar_rule(self, desc: str) -> BarRule | None:
+        """The bar rule for a description, cached by its stem ('Capturing batches (bs=..)' -> 'Capturing batches')."""
+        key = desc.split(" (", 1)[0]
+        if key in self._bar_cache:
+            return self._bar_cache[key]
+        found = None
+        for rule in self.rules.bar:
+            if self._active(rule.engine) and rule.regex.search(desc):
+                found = rule
+                break
+        if self.state.engine is not None:  # rules depend on the engine once it is known
+            self._bar_cache[key] = found
+        return found
+
+    def _bar(self, line: LogLine, desc: str, done: int, total: int, t: float | None) -> None:
         st = self.state
-        desc = m.group("desc").strip()
-        done, total = int(m.group("n")), int(m.group("total"))
         if st.failure is not None and st.failure.definitive:
             return
         rank = self._rank(line)
         cur = st.rank_phase.get(rank)
         phase = cur or (st.phase if st.phase != "starting" else None)
-        if desc:
-            for rule in self.rules.bar:
-                if not self._active(rule.engine) or not rule.regex.search(desc):
-                    continue
-                phase = rule.phase
-                if not (rule.stay_in and cur in rule.stay_in):
-                    self._enter(rank, rule.phase, t, line.text)
-                else:
-                    phase = cur
-                if (
-                    rule.complete_enter
-                    and done >= total > 0
-                    and st.rank_phase.get(rank) == rule.phase
-                    and (rule.complete_requires is None or rule.complete_requires in st.rank_flags.get(rank, set()))
-                ):
-                    self._enter(rank, rule.complete_enter, t, line.text)
-                break
+        rule = self._bar_rule(desc) if desc else None
+        if rule is not None:
+            phase = rule.phase
+            if rule.stay_in and cur in rule.stay_in:
+                phase = cur
+            elif cur != rule.phase:
+                self._enter(rank, rule.phase, t, line.text)
+            if (
+                rule.complete_enter
+                and done >= total > 0
+                and st.rank_phase.get(rank) == rule.phase
+                and (rule.complete_requires is None or rule.complete_requires in st.rank_flags.get(rank, ()))
+            ):
+                self._enter(rank, rule.complete_enter, t, line.text)
         if phase is None:
             return
         span = st.spans.get(phase)
         if span is not None:
             span.done, span.total = done, total
-        self._emit("progress", t, phase=phase, done=done, total=total, desc=desc)
+        self._out.append(Signal("progress", t, {"phase": phase, "done": done, "total": total, "desc": desc}))
 
     # ---- evidence from outside the log -------------------------------------------------
     def note_ready(self, t: float | None, evidence: str) -> list[Signal]:

@@ -36,10 +36,10 @@ def _dur(s: float | None) -> str:
 class LiveSink:
     """Keeps a view of the events and redraws the panel."""
 
-    def __init__(self, title: str, deadline: float, stream: TextIO | None = None, width: int | None = None) -> None:
+    def __init__(self, title: str, deadline: float, stream: TextIO | None = None, console: Console | None = None) -> None:
         self.title = title
         self.deadline = deadline
-        self.console = Console(file=stream or sys.stderr, width=width)
+        self.console = console or Console(file=stream or sys.stderr)
         self.started: dict[str, float] = {}
         self.ended: dict[str, float] = {}
         self.current = "starting"

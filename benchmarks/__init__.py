@@ -1,0 +1,1 @@
+"""coldwatch benchmarks: ratios against a baseline measured in the same run."""
