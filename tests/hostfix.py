@@ -237,6 +237,7 @@ def start(fix: Path) -> GpuHost:
     (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {hostkey[0]} {hostkey[1]}\n")
     (home / ".ssh" / "config").write_text(
         f"Host gpu1\n  HostName 127.0.0.1\n  Port {port}\n  User {USER}\n  IdentityFile {key}\n  ServerAliveInterval 5\n"
+        f"  UserKnownHostsFile {home}/.ssh/known_hosts\n"
     )
     journald = _journald(fix)
     unit = f"cw-{uuid.uuid4().hex[:8]}.service"

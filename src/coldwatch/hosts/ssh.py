@@ -13,7 +13,6 @@ import hashlib
 import logging
 import os
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,9 @@ import paramiko
 
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.hosts.base import RunResult, TcpStream
+
+MAX_OUTPUT = 4 << 20
+"""At most this much of one command's stdout (and of its stderr) is kept."""
 
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
@@ -219,30 +221,22 @@ class SshHost:
             raise UnreachableError(f"SSH connection to {self.name} lost: {exc or type(exc).__name__}") from None
 
     def run(self, cmd: str, timeout: float = 10.0, stdin: bytes | None = None) -> RunResult:
+        """One exec channel: blocking reads (no polling), stdout then stderr, bounded by ``timeout``."""
         chan = self._session(timeout)
+        out, err = bytearray(), bytearray()
         try:
             chan.settimeout(timeout)
             chan.exec_command(cmd)
             if stdin is not None:
                 chan.sendall(stdin)
                 chan.shutdown_write()
-            out, err = bytearray(), bytearray()
-            deadline = time.monotonic() + timeout
-            while True:
-                if chan.recv_ready():
-                    out += chan.recv(65536)
-                    continue
-                if chan.recv_stderr_ready():
-                    err += chan.recv_stderr(65536)
-                    continue
-                if chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready():
-                    break
-                if time.monotonic() > deadline or chan.closed:
-                    return RunResult(None, bytes(out), bytes(err))
-                time.sleep(0.005)
+            while len(out) < MAX_OUTPUT and (data := chan.recv(65536)):
+                out += data
+            while len(err) < MAX_OUTPUT and (data := chan.recv_stderr(65536)):
+                err += data
             return RunResult(chan.recv_exit_status(), bytes(out), bytes(err))
         except (OSError, paramiko.SSHException, EOFError):
-            return RunResult(None, b"", b"")
+            return RunResult(None, bytes(out), bytes(err))
         finally:
             with contextlib.suppress(Exception):
                 chan.close()

@@ -1,0 +1,34 @@
+"""python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks import compare, replay
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks")
+    ap.add_argument("--smoke", action="store_true", help="each benchmark once, quickly (CI)")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    a = ap.parse_args()
+    os.environ.setdefault("COLDWATCH_HOME", tempfile.mkdtemp(prefix="cwbench-home-"))
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    figures = {
+        "replay": replay.run(20_000 if a.smoke else 1_000_000, 1 if a.smoke else 3),
+        "startup": replay.startup(3 if a.smoke else 10),
+        "compare": compare.main(a.smoke),
+    }
+    if a.json:
+        a.json.write_text(json.dumps(figures, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""coldwatch against the tools it replaces, on the simulator over the real loopback sshd.
+
+For each simulated start, every tool watches the SAME start at the same time:
+  coldwatch   coldwatch wait gpu1 (one SSH connection, JSON to a file)
+  loop        for ...; do sleep 28; ssh gpu1 'curl -s ... /v1/completions' | grep -q choices && break; done
+  wait-for-it ssh gpu1 wait-for-it 127.0.0.1:PORT          (port bound = "ready")
+  curl-retry  ssh gpu1 curl -sf --retry N --retry-all-errors /health
+Latency = the tool's exit minus the moment the server first answers a completion (ready.ts).
+Needs root and openssh-server (the test fixture's recipe); otherwise it says so and skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import hostfix  # noqa: E402
+
+
+@dataclass
+class Run:
+    tool: str
+    proc: subprocess.Popen[bytes]
+    start: float
+    end: float | None = None
+    rc: int | None = None
+    cpu: float = 0.0
+    rss_kb: int = 0
+
+
+def loop_cmd(port: int, sleep: float, cap: float) -> str:
+    n = max(1, int(cap // sleep) + 1)
+    body = '{\\"model\\":\\"m\\",\\"prompt\\":\\"Hi\\",\\"max_tokens\\":3}'
+    return (
+        f"for i in $(seq {n}); do sleep {sleep}; "
+        f"ssh -F $HOME/.ssh/config -o BatchMode=yes gpu1 "
+        f"\"curl -s -m 5 -H 'Content-Type: application/json' -d '{body}' http://127.0.0.1:{port}/v1/completions\" "
+        f"| grep -q choices && exit 0; done; exit 1"
+    )
+
+
+def tools(port: int, cap: float, loop_sleep: float) -> dict[str, list[str]]:
+    ssh = ["sh", "-c", 'exec ssh -F "$HOME/.ssh/config" -o BatchMode=yes gpu1 "$0"']
+    return {
+        "coldwatch": [sys.executable, "-m", "coldwatch", "wait", "gpu1", "--url", f"http://127.0.0.1:{port}",
+                      "--log-cmd", "tail -n +1 -F CURRENT/server.log", "--timeout", str(int(cap)), "--output", "json",
+                      "--interval", "2"],
+        "loop": ["bash", "-c", loop_cmd(port, loop_sleep, cap)],
+        "wait-for-it": [*ssh, f"wait-for-it -q -t {int(cap)} 127.0.0.1:{port}"],
+        "curl-retry": [*ssh, f"curl -sf -o /dev/null --retry {int(cap)} --retry-delay 1 --retry-all-errors --retry-max-time {int(cap)} "
+                             f"http://127.0.0.1:{port}/health"],
+    }
+
+
+def watch(host: hostfix.GpuHost, scenario: str, speed: float, cap: float, loop_sleep: float,
+          only: tuple[str, ...] | None = None) -> dict[str, Any]:
+    sim = host.start_sim(scenario, speed)
+    env = {**os.environ, **host.env}
+    runs: list[Run] = []
+    before = host.handshakes()
+    sessions_before = _sessions(host)
+    for name, cmd in tools(sim.port, cap, loop_sleep).items():
+        if only and name not in only:
+            continue
+        cmd = [c.replace("CURRENT", str(sim.dir)) for c in cmd]
+        out = open(sim.dir / f"{name}.out", "wb")  # noqa: SIM115 - closed after the run
+        runs.append(Run(name, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env), time.time()))
+    pending = list(runs)
+    while pending:
+        for r in list(pending):
+            try:
+                pid, status, usage = os.wait4(r.proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status, usage = r.proc.pid, 0, None  # type: ignore[assignment]
+            if pid:
+                r.end = time.time()
+                r.rc = os.waitstatus_to_exitcode(status)
+                r.proc.returncode = r.rc
+                if usage is not None:
+                    r.cpu = usage.ru_utime + usage.ru_stime
+                    r.rss_kb = usage.ru_maxrss
+                pending.remove(r)
+        time.sleep(0.01)
+    ready = float((sim.dir / "ready.ts").read_text()) if (sim.dir / "ready.ts").exists() else None
+    bound = float((sim.dir / "bound.ts").read_text()) if (sim.dir / "bound.ts").exists() else None
+    sim.stop()
+    res: dict[str, Any] = {"scenario": scenario, "ready": ready, "bound": bound, "tools": {}}
+    for r in runs:
+        assert r.end is not None
+        said_ready = r.rc == 0
+        latency = (r.end - ready) if (said_ready and ready is not None) else None
+        res["tools"][r.tool] = {"rc": r.rc, "said_ready": said_ready, "latency": latency, "elapsed": r.end - r.start,
+                                "cpu": r.cpu, "rss_kb": r.rss_kb}
+    res["handshakes_total"] = host.handshakes() - before
+    res["sessions_total"] = _sessions(host) - sessions_before
+    return res
+
+
+def _sessions(host: hostfix.GpuHost) -> int:
+    return len(re.findall(r"Starting session: command", (host.fix / "sshd.log").read_text(errors="replace")))
+
+
+def coldwatch_cost(host: hostfix.GpuHost, long: float) -> dict[str, float]:
+    """coldwatch alone on a start that never finishes, for 3 s and for ``long`` s: the difference is the
+    steady-state cost per minute of waiting (start-up excluded); handshakes and exec channels counted at sshd."""
+    env = {**os.environ, **host.env}
+    runs = {}
+    for timeout in (3.0, long):
+        sim = host.start_sim("hang", 0.1)
+        time.sleep(2.0)  # the simulated start is now silent in capture
+        hs, sess = host.handshakes(), _sessions(host)
+        t0 = time.time()
+        p = subprocess.Popen([sys.executable, "-m", "coldwatch", "wait", "gpu1", "--url", sim.url, "--log-cmd",
+                              f"tail -n +1 -F {sim.dir}/server.log", "--output", "json", "--timeout", f"{timeout:g}",
+                              "--stall-after", "1h"], stdout=subprocess.DEVNULL, env=env)
+        _, _, usage = os.wait4(p.pid, 0)
+        runs[timeout] = (time.time() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, host.handshakes() - hs,
+                         _sessions(host) - sess)
+        sim.stop()
+    (w1, c1, _, _, s1), (w2, c2, rss, hs2, s2) = runs[3.0], runs[long]
+    minutes = (w2 - w1) / 60
+    return {"startup_cpu_s": c1, "cpu_s_per_min": (c2 - c1) / minutes, "rss_mb": rss / 1024, "handshakes": hs2,
+            "exec_channels": s2, "channels_per_min": (s2 - s1) / minutes, "wall_s": w2}
+
+
+def main(smoke: bool) -> dict[str, Any]:
+    why = hostfix.why_not()
+    if why:
+        print(f"compare: skipped ({why})")
+        return {}
+    fix = Path(tempfile.mkdtemp(prefix="cwbench-", dir="/tmp"))
+    host = hostfix.start(fix)
+    out: dict[str, Any] = {}
+    try:
+        starts = 1 if smoke else 10
+        speed = 0.25  # ready about 7 s after start
+        cap = 40 if smoke else 90
+        loop_sleep = 28.0
+        lat: dict[str, list[float]] = {}
+        for i in range(starts):
+            r = watch(host, "ready", speed, cap, loop_sleep)
+            for tool, v in r["tools"].items():
+                if v["latency"] is not None:
+                    lat.setdefault(tool, []).append(v["latency"])
+            print(f"  start {i + 1}/{starts}: " + ", ".join(
+                f"{t} {v['latency']:.2f}s" if v["latency"] is not None else f"{t} rc={v['rc']}" for t, v in r["tools"].items()))
+        out["latency"] = {t: {"median": statistics.median(v), "max": max(v), "n": len(v)} for t, v in lat.items()}
+        base = out["latency"].get("coldwatch", {}).get("median")
+        print("readiness detection latency (server answers a completion -> tool exits 0):")
+        for t, v in out["latency"].items():
+            ratio = f"{v['median'] / base:8.1f}x coldwatch" if base and base > 0 else ""
+            print(f"  {t:<12} median {v['median']:7.2f}s  max {v['max']:7.2f}s  n={v['n']}  {ratio}")
+        verdicts: dict[str, Any] = {}
+        scenarios = ["oom"] if smoke else ["ready", "oom", "silent_death", "error_body", "restart"]
+        for sc in scenarios:
+            r = watch(host, sc, speed, 20 if smoke else 45, 5.0)
+            verdicts[sc] = r
+            print(f"  {sc:<13}" + "  ".join(
+                f"{t}: {'READY' if v['said_ready'] else 'rc=' + str(v['rc'])} @{v['elapsed']:.0f}s" for t, v in r["tools"].items()))
+        out["verdicts"] = verdicts
+        out["cost"] = coldwatch_cost(host, 13.0 if smoke else 63.0)
+        c = out["cost"]
+        print(f"coldwatch cost over {c['wall_s']:.0f}s of waiting: {c['handshakes']} SSH handshake(s), "
+              f"{c['channels_per_min']:.0f} exec channels (remote processes) per minute, "
+              f"{c['cpu_s_per_min']:.2f} CPU s per minute after a {c['startup_cpu_s']:.2f} CPU s start, peak RSS {c['rss_mb']:.0f} MB")
+    finally:
+        host.close()
+        subprocess.run(["rm", "-rf", str(fix)])
+    return out
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+    json.dump(main("--smoke" in sys.argv), sys.stdout, indent=1, default=str)
