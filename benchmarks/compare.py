@@ -55,18 +55,36 @@ def loop_cmd(port: int, sleep: float, cap: float) -> str:
 def tools(port: int, cap: float, loop_sleep: float) -> dict[str, list[str]]:
     ssh = ["sh", "-c", 'exec ssh -F "$HOME/.ssh/config" -o BatchMode=yes gpu1 "$0"']
     return {
-        "coldwatch": [sys.executable, "-m", "coldwatch", "wait", "gpu1", "--url", f"http://127.0.0.1:{port}",
-                      "--log-cmd", "tail -n +1 -F CURRENT/server.log", "--timeout", str(int(cap)), "--output", "json",
-                      "--interval", "2"],
+        "coldwatch": [
+            sys.executable,
+            "-m",
+            "coldwatch",
+            "wait",
+            "gpu1",
+            "--url",
+            f"http://127.0.0.1:{port}",
+            "--log-cmd",
+            "tail -n +1 -F CURRENT/server.log",
+            "--timeout",
+            str(int(cap)),
+            "--output",
+            "json",
+            "--interval",
+            "2",
+        ],
         "loop": ["bash", "-c", loop_cmd(port, loop_sleep, cap)],
         "wait-for-it": [*ssh, f"wait-for-it -q -t {int(cap)} 127.0.0.1:{port}"],
-        "curl-retry": [*ssh, f"curl -sf -o /dev/null --retry {int(cap)} --retry-delay 1 --retry-all-errors --retry-max-time {int(cap)} "
-                             f"http://127.0.0.1:{port}/health"],
+        "curl-retry": [
+            *ssh,
+            f"curl -sf -o /dev/null --retry {int(cap)} --retry-delay 1 --retry-all-errors --retry-max-time {int(cap)} "
+            f"http://127.0.0.1:{port}/health",
+        ],
     }
 
 
-def watch(host: hostfix.GpuHost, scenario: str, speed: float, cap: float, loop_sleep: float,
-          only: tuple[str, ...] | None = None) -> dict[str, Any]:
+def watch(
+    host: hostfix.GpuHost, scenario: str, speed: float, cap: float, loop_sleep: float, only: tuple[str, ...] | None = None
+) -> dict[str, Any]:
     sim = host.start_sim(scenario, speed)
     env = {**os.environ, **host.env}
     runs: list[Run] = []
@@ -102,8 +120,14 @@ def watch(host: hostfix.GpuHost, scenario: str, speed: float, cap: float, loop_s
         assert r.end is not None
         said_ready = r.rc == 0
         latency = (r.end - ready) if (said_ready and ready is not None) else None
-        res["tools"][r.tool] = {"rc": r.rc, "said_ready": said_ready, "latency": latency, "elapsed": r.end - r.start,
-                                "cpu": r.cpu, "rss_kb": r.rss_kb}
+        res["tools"][r.tool] = {
+            "rc": r.rc,
+            "said_ready": said_ready,
+            "latency": latency,
+            "elapsed": r.end - r.start,
+            "cpu": r.cpu,
+            "rss_kb": r.rss_kb,
+        }
     res["handshakes_total"] = host.handshakes() - before
     res["sessions_total"] = _sessions(host) - sessions_before
     return res
@@ -123,17 +147,41 @@ def coldwatch_cost(host: hostfix.GpuHost, long: float) -> dict[str, float]:
         time.sleep(2.0)  # the simulated start is now silent in capture
         hs, sess = host.handshakes(), _sessions(host)
         t0 = time.time()
-        p = subprocess.Popen([sys.executable, "-m", "coldwatch", "wait", "gpu1", "--url", sim.url, "--log-cmd",
-                              f"tail -n +1 -F {sim.dir}/server.log", "--output", "json", "--timeout", f"{timeout:g}",
-                              "--stall-after", "1h"], stdout=subprocess.DEVNULL, env=env)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "coldwatch",
+                "wait",
+                "gpu1",
+                "--url",
+                sim.url,
+                "--log-cmd",
+                f"tail -n +1 -F {sim.dir}/server.log",
+                "--output",
+                "json",
+                "--timeout",
+                f"{timeout:g}",
+                "--stall-after",
+                "1h",
+            ],
+            stdout=subprocess.DEVNULL,
+            env=env,
+        )
         _, _, usage = os.wait4(p.pid, 0)
-        runs[timeout] = (time.time() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, host.handshakes() - hs,
-                         _sessions(host) - sess)
+        runs[timeout] = (time.time() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, host.handshakes() - hs, _sessions(host) - sess)
         sim.stop()
     (w1, c1, _, _, s1), (w2, c2, rss, hs2, s2) = runs[3.0], runs[long]
     minutes = (w2 - w1) / 60
-    return {"startup_cpu_s": c1, "cpu_s_per_min": (c2 - c1) / minutes, "rss_mb": rss / 1024, "handshakes": hs2,
-            "exec_channels": s2, "channels_per_min": (s2 - s1) / minutes, "wall_s": w2}
+    return {
+        "startup_cpu_s": c1,
+        "cpu_s_per_min": (c2 - c1) / minutes,
+        "rss_mb": rss / 1024,
+        "handshakes": hs2,
+        "exec_channels": s2,
+        "channels_per_min": (s2 - s1) / minutes,
+        "wall_s": w2,
+    }
 
 
 def main(smoke: bool) -> dict[str, Any]:
@@ -155,8 +203,10 @@ def main(smoke: bool) -> dict[str, Any]:
             for tool, v in r["tools"].items():
                 if v["latency"] is not None:
                     lat.setdefault(tool, []).append(v["latency"])
-            print(f"  start {i + 1}/{starts}: " + ", ".join(
-                f"{t} {v['latency']:.2f}s" if v["latency"] is not None else f"{t} rc={v['rc']}" for t, v in r["tools"].items()))
+            print(
+                f"  start {i + 1}/{starts}: "
+                + ", ".join(f"{t} {v['latency']:.2f}s" if v["latency"] is not None else f"{t} rc={v['rc']}" for t, v in r["tools"].items())
+            )
         out["latency"] = {t: {"median": statistics.median(v), "max": max(v), "n": len(v)} for t, v in lat.items()}
         base = out["latency"].get("coldwatch", {}).get("median")
         print("readiness detection latency (server answers a completion -> tool exits 0):")
@@ -168,14 +218,20 @@ def main(smoke: bool) -> dict[str, Any]:
         for sc in scenarios:
             r = watch(host, sc, speed, 20 if smoke else 45, 5.0)
             verdicts[sc] = r
-            print(f"  {sc:<13}" + "  ".join(
-                f"{t}: {'READY' if v['said_ready'] else 'rc=' + str(v['rc'])} @{v['elapsed']:.0f}s" for t, v in r["tools"].items()))
+            print(
+                f"  {sc:<13}"
+                + "  ".join(
+                    f"{t}: {'READY' if v['said_ready'] else 'rc=' + str(v['rc'])} @{v['elapsed']:.0f}s" for t, v in r["tools"].items()
+                )
+            )
         out["verdicts"] = verdicts
         out["cost"] = coldwatch_cost(host, 13.0 if smoke else 63.0)
         c = out["cost"]
-        print(f"coldwatch cost over {c['wall_s']:.0f}s of waiting: {c['handshakes']} SSH handshake(s), "
-              f"{c['channels_per_min']:.0f} exec channels (remote processes) per minute, "
-              f"{c['cpu_s_per_min']:.2f} CPU s per minute after a {c['startup_cpu_s']:.2f} CPU s start, peak RSS {c['rss_mb']:.0f} MB")
+        print(
+            f"coldwatch cost over {c['wall_s']:.0f}s of waiting: {c['handshakes']} SSH handshake(s), "
+            f"{c['channels_per_min']:.0f} exec channels (remote processes) per minute, "
+            f"{c['cpu_s_per_min']:.2f} CPU s per minute after a {c['startup_cpu_s']:.2f} CPU s start, peak RSS {c['rss_mb']:.0f} MB"
+        )
     finally:
         host.close()
         subprocess.run(["rm", "-rf", str(fix)])

@@ -126,6 +126,10 @@ MaxRestartsOpt = Annotated[
 ]
 EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="auto | sglang | vllm [default: auto].", show_default=False)]
 RulesOpt = Annotated[Optional[list[Path]], typer.Option("--rules", help="Extra rules file (TOML), repeatable.", show_default=False)]
+ReconnectOpt = Annotated[
+    Optional[str],
+    typer.Option("--reconnect-for", help="Keep reconnecting a dropped SSH connection this long [default: 2m].", show_default=False),
+]
 TargetOpt = Annotated[
     Optional[str], typer.Option("--target", help="Name of this target in the history [default: HOST/UNIT].", show_default=False)
 ]
@@ -161,6 +165,7 @@ def wait(
     engine: EngineOpt = None,
     rules: RulesOpt = None,
     target: TargetOpt = None,
+    reconnect_for: ReconnectOpt = None,
 ) -> None:
     """Watch a cold start until ready, failed, stalled or the deadline; exit with its code."""
     from coldwatch.commands import run_wait
@@ -186,6 +191,7 @@ def wait(
             engine=engine,
             rules=rules,
             target=target,
+            reconnect_for=reconnect_for,
         ),
         config,
         profile,

@@ -117,21 +117,21 @@ def run_status(settings: Any) -> ExitCode:
     """One snapshot: read the log so far, one GPU sample, one HTTP probe; no waiting."""
     from coldwatch.hosts import open_host
     from coldwatch.http import Ladder, make_client
-    from coldwatch.monitor import NVIDIA_SMI, journal_cmd, service_cmd
+    from coldwatch.monitor import NVIDIA_SMI, service_cmd
     from coldwatch.phases import Classifier
+    from coldwatch.probes.log import LogSource
     from coldwatch.probes.parse import parse_gpu_csv, parse_systemctl_show
 
     host = open_host(settings)
     try:
         r = host.run(service_cmd(settings.unit), timeout=10)
         svc = parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
-        log_cmd = settings.log_cmd or journal_cmd(settings.unit, svc).replace(" -f ", " ").replace(" -n 0", " -n 2000")
+        source = LogSource(settings.log_cmd, settings.unit, svc)
+        log_cmd = source.command().replace(" -f ", " ").replace(" -n 0", " -n 2000")
         c = Classifier(load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
         out = host.run(f"timeout 5 {log_cmd}" if settings.log_cmd else log_cmd, timeout=15).stdout
         norm = Normaliser()
-        from coldwatch.normalise import split_records
-
-        for rec in split_records([out]):
+        for rec in source.records([out]):
             for line in norm.lines(rec):
                 c.feed(line)
         g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 
-from coldwatch.errors import ConfigError
+from coldwatch.errors import ColdwatchError, ConfigError
 from coldwatch.hosts.base import Host, TcpStream
 
 BODY_CAP = 64 * 1024
@@ -133,6 +133,8 @@ class HostBackend(httpcore.NetworkBackend):
             return _Stream(self.host.connect_tcp(host, port, timeout or 5.0))
         except ConnectionRefusedError as exc:
             raise httpcore.ConnectError(f"refused: {exc}") from exc
+        except ColdwatchError as exc:  # the SSH connection itself is down: not a server state
+            raise httpcore.ConnectError(f"no connection to the host: {exc}") from exc
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(str(exc)) from exc
         except OSError as exc:
@@ -231,6 +233,8 @@ class Ladder:
             return HttpState("timeout", detail="connect timed out")
         except httpx.ConnectError as exc:
             text = str(exc)
+            if "no connection to the host" in text:
+                return HttpState("error", detail="SSH connection down")
             if "refused" in text.lower():
                 return HttpState("refused", detail="connection refused (port not bound yet)")
             return HttpState("refused", detail=_redact(text, self.headers)[:160])

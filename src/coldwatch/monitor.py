@@ -16,10 +16,11 @@ from coldwatch.checks import run_check
 from coldwatch.errors import Terminated, UnreachableError
 from coldwatch.events import event, from_signal, result
 from coldwatch.exitcodes import ExitCode
-from coldwatch.hosts.base import Host, q
+from coldwatch.hosts.base import Host, RunResult, q
 from coldwatch.http import HttpState, Ladder, make_client
-from coldwatch.normalise import LogLine, Normaliser, split_records
+from coldwatch.normalise import LogLine, Normaliser
 from coldwatch.phases import Classifier, Signal, load_rules
+from coldwatch.probes.log import LogSource
 from coldwatch.probes.parse import (
     COMPILERS,
     PROC_SCRIPT,
@@ -48,23 +49,6 @@ def service_cmd(unit: str) -> str:
     return f"systemctl show {q(unit)} -p {SERVICE_PROPS} --no-pager"
 
 
-def journal_cmd(unit: str, svc: ServiceState | None) -> str:
-    base = f"journalctl -u {q(unit)} -f -a -o short-iso --no-pager"
-    if svc is not None and svc.invocation:
-        return f"journalctl _SYSTEMD_INVOCATION_ID={q(svc.invocation)} -f -a -o short-iso --no-pager --no-tail"
-    if svc is not None and svc.active_since and svc.active_since != "n/a":
-        return f"{base} --no-tail --since {q(_since(svc.active_since))}"
-    return f"{base} -n 0"
-
-
-def _since(stamp: str) -> str:
-    """'Sun 2026-11-29 18:24:46 UTC' -> '2026-11-29 18:24:46 UTC' (journalctl's --since form)."""
-    parts = stamp.split()
-    if parts and parts[0].isalpha() and len(parts[0]) == 3:
-        parts = parts[1:]
-    return " ".join(parts)
-
-
 class Monitor:
     def __init__(
         self,
@@ -90,6 +74,9 @@ class Monitor:
         self.evidence: dict[str, float] = {}
         self.svc: ServiceState | None = None
         self.restarts = 0
+        self.reconnects = 0
+        self.read0: int | None = None
+        self.proc_t = 0.0
         self.base_restarts: int | None = None
         self.http_state: HttpState | None = None
         self.model: str | None = settings.model
@@ -142,12 +129,12 @@ class Monitor:
         return not self.stop.wait(seconds)
 
     # ---- probes (threads) ----------------------------------------------------------------
-    def _log_thread(self, cmd: str, gen: int) -> None:
-        follower = self.host.follow(cmd)
+    def _log_thread(self, gen: int) -> None:
+        follower = self.host.follow(self.log.command())
         self.followers.append(follower)
         norm = Normaliser()
         started = self.now()
-        for rec in split_records(follower.chunks()):
+        for rec in self.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
@@ -155,21 +142,35 @@ class Monitor:
         if not self.stop.is_set():
             self.put("log_end", (follower.exit_status, self.now() - started), gen)
 
+    def remote(self, cmd: str, timeout: float, stdin: bytes | None = None) -> RunResult | None:
+        """Run on the host; None while the connection is down (the main loop reconnects)."""
+        try:
+            r = self.host.run(cmd, timeout=timeout, stdin=stdin)
+        except UnreachableError as exc:
+            self.put("lost", str(exc))
+            return None
+        if r.rc is None and not self.host.alive():
+            self.put("lost", "SSH connection lost")
+            return None
+        return r
+
     def _gpu_thread(self) -> None:
         cmd = self.s.gpu_cmd or NVIDIA_SMI
         while not self.stop.is_set():
-            r = self.host.run(cmd, timeout=max(5.0, self.s.interval * 2))
-            self.put("gpu", r)
-            if r.rc == 127 and not self.s.gpu_cmd:
-                return
+            r = self.remote(cmd, max(5.0, self.s.interval * 2))
+            if r is not None:
+                self.put("gpu", r)
+                if r.rc == 127 and not self.s.gpu_cmd:
+                    return
             if not self.sleep(self.s.interval):
                 return
 
     def _service_thread(self) -> None:
         cmd = service_cmd(self.s.unit)
         while self.sleep(self.s.interval):
-            r = self.host.run(cmd, timeout=10.0)
-            self.put("service", parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None)
+            r = self.remote(cmd, 10.0)
+            if r is not None and r.rc is not None:
+                self.put("service", parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None)
 
     def _proc_thread(self) -> None:
         script = PROC_SCRIPT.encode()
@@ -177,7 +178,11 @@ class Monitor:
         while not self.stop.is_set():
             pid = self.pid
             if pid is not None:
-                r = self.host.run(f"python3 - {int(pid)} {1 if first else 0}", timeout=10.0, stdin=script)
+                r = self.remote(f"python3 - {int(pid)} {1 if first else 0}", 10.0, script)
+                if r is None:
+                    if not self.sleep(self.s.interval):
+                        return
+                    continue
                 sample = parse_proc_sample(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
                 if sample is None and r.rc is not None:
                     self.put("proc_unavailable", r.stderr.decode("utf-8", "replace")[:200])
@@ -201,8 +206,8 @@ class Monitor:
             r = self.host.run(service_cmd(self.s.unit), timeout=10.0)
             svc = parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
             self.on_service(svc, initial=True)
-        log_cmd = self.s.log_cmd or journal_cmd(self.s.unit, self.svc)
-        self.spawn("log", lambda: self._log_thread(log_cmd, self.gen))
+        self.log = LogSource(self.s.log_cmd, self.s.unit, self.svc)
+        self.spawn("log", lambda: self._log_thread(self.gen))
         self.spawn("gpu", self._gpu_thread)
         if self.svc is not None and self.svc.known:
             self.spawn("service", self._service_thread)
@@ -233,7 +238,17 @@ class Monitor:
             self.close()
         if verdict.outcome == "ready" and self.s.check:
             verdict = self.run_checks(verdict)
-        res = result(verdict, self.t(), self.epoch0, self.c.state.timeline(), model=self.model, host=self.s.host, restarts=self.restarts)
+        res = result(
+            verdict,
+            self.t(),
+            self.epoch0,
+            self.c.state.timeline(),
+            model=self.model,
+            host=self.s.host,
+            restarts=self.restarts,
+            reconnects=self.reconnects,
+            log_lines=self.c.state.lines,
+        )
         for sink in self.sinks:
             sink.emit(res)
         self.record(res)
@@ -255,6 +270,9 @@ class Monitor:
             for sig in self.c.feed(line):
                 self.on_signal(sig)
         elif kind == "log_end":
+            if not self.host.alive():
+                self.reconnect("SSH connection lost")
+                return None
             status, ran = payload
             if ran < 2.0 and status not in (None, 0):
                 self.warn("log_end", f"log command exited with status {status}; watching without the log")
@@ -271,7 +289,7 @@ class Monitor:
         elif kind == "http":
             return self.on_http(payload)
         elif kind == "lost":
-            raise UnreachableError(payload)
+            self.reconnect(payload)
         elif kind == "probe_error":
             self.warn(payload.split(":")[0], f"probe error: {payload}")
         return None
@@ -366,9 +384,9 @@ class Monitor:
         self.gen += 1
         for f in self.followers:
             f.close()
-        cmd = journal_cmd(self.s.unit, svc)
+        self.log.rescope(svc)
         gen = self.gen
-        self.spawn(f"log{gen}", lambda: self._log_thread(cmd, gen))
+        self.spawn(f"log{gen}", lambda: self._log_thread(gen))
 
     def on_proc(self, pid: int, sample: ProcSample) -> None:
         t = self.t()
@@ -377,17 +395,36 @@ class Monitor:
             if self.death is None and (self.svc is None or not self.svc.known):
                 self.death = (t, "killed", f"server process {pid} is gone")
             return
+        if self.read0 is None:
+            self.read0 = sample.read_bytes
         if prev is not None:
             if sample.cpu_s > prev.cpu_s + 0.05:
                 self.evidence["cpu"] = t
             if sample.read_bytes > prev.read_bytes:
                 self.evidence["disk"] = t
-                rate = (sample.read_bytes - prev.read_bytes) / max(self.s.interval, 0.001)
-                self.emit_internal("_disk", rate=rate, read=sample.read_bytes, model=sample.model_bytes or (prev.model_bytes))
+                dt = max(t - self.proc_t, 0.001)
+                rate = (sample.read_bytes - prev.read_bytes) / dt
+                model = sample.model_bytes or prev.model_bytes
+                self.emit_internal("_disk", rate=rate, read=sample.read_bytes, model=model)
+                if model and self.c.state.phase in ("starting", "dist_init", "weight_load"):
+                    done = min(sample.read_bytes - self.read0, model)
+                    left = (model - done) / rate if rate > 0 else None
+                    self.emit(
+                        "progress",
+                        phase="weight_load",
+                        done=done,
+                        total=model,
+                        unit="bytes",
+                        rate_mb_s=round(rate / 1e6, 1),
+                        eta_s=round(left, 1) if left is not None else None,
+                    )
+        self.proc_t = t
         compilers = sorted({c for c in sample.children if c in COMPILERS})
         if compilers:
             self.evidence["compile"] = t
             self.emit_internal("_jit", names=compilers)
+            for sig in self.c.note_activity(t, "jit_compile", f"compiler process running: {', '.join(compilers)}"):
+                self.on_signal(sig)
         if prev is not None and sample.model_bytes is None:
             sample = dataclasses.replace(sample, model_bytes=prev.model_bytes)
         self.last_proc = sample
@@ -406,6 +443,38 @@ class Monitor:
                 self.on_signal(sig)
             return Verdict("ready", ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})")
         return None
+
+    def reconnect(self, why: str) -> None:
+        """Reconnect with capped exponential backoff for up to --reconnect-for; resume the log."""
+        if self.host.alive():
+            return
+        lost_at = self.t()
+        self.emit("warning", message=f"SSH connection lost ({why}); reconnecting for up to {self.s.reconnect_for:g}s")
+        for f in self.followers:
+            f.close()
+        self.followers.clear()
+        delay = 0.5
+        while True:
+            try:
+                self.host.reconnect()
+                break
+            except UnreachableError as exc:
+                gap = self.t() - lost_at
+                if gap >= self.s.reconnect_for:
+                    st = self.c.state
+                    raise UnreachableError(
+                        f"SSH connection lost for {gap:.0f}s (--reconnect-for {self.s.reconnect_for:g}s): {exc}; "
+                        f"last phase {st.last_phase() or 'none'}, {self.t():.0f}s elapsed"
+                    ) from None
+                if self.s.timeout and self.t() >= self.s.timeout:
+                    return
+                time.sleep(min(delay, max(self.s.reconnect_for - gap, 0.1)))
+                delay = min(delay * 2, 10.0)
+        self.log.resume()
+        self.reconnects += 1
+        how = "from the journal cursor" if self.log.journal else f"skipping {self.log._skip} records already seen"
+        self.emit("warning", message=f"SSH reconnected after a {self.t() - lost_at:.1f}s gap; log resumed {how}")
+        self.spawn(f"log-r{self.t():.0f}", lambda: self._log_thread(self.gen))
 
     # ---- decisions ---------------------------------------------------------------------
     def decide(self) -> Verdict | None:

@@ -274,7 +274,7 @@ class Normaliser:
             self._bar_key = ""
             return False
         head = raw[max(0, i - 3) : i].strip()
-        if not head.isdigit():
+        if not (head.isascii() and head.isdigit()):
             return False
         pct = int(head)
         key = raw[: max(0, i - 3)]

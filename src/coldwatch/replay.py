@@ -40,11 +40,11 @@ def verdict_of(c: Classifier, ended: str = "incomplete") -> Verdict:
     if st.outcome == "failed" and st.failure is not None:
         return Verdict("failed", ExitCode.FAILED, st.last_phase(), st.failure.kind, st.failure.cause)
     phase = st.last_phase()
-    where = phase or "before any start-up phase"
+    where = f"in {phase}" if phase else "before any start-up phase"
     if ended == "incomplete":
-        reason = f"log ended in {where} without ready or a failure"
+        reason = f"log ended {where} without ready or a failure"
         return Verdict("incomplete", ExitCode.TIMEOUT, phase, None, reason)
-    return Verdict(ended, ExitCode.TIMEOUT, phase, None, f"not ready: still in {where}")
+    return Verdict(ended, ExitCode.TIMEOUT, phase, None, f"not ready: still {where}")
 
 
 def replay(

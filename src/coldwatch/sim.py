@@ -47,6 +47,7 @@ class Sim:
         self.t0 = time.time()
         self.stop = threading.Event()
         self.with_invocation = True
+        self.model_path: Path | None = None
         self.started = time.time() - 1
 
     # ---- outputs -----------------------------------------------------------------------
@@ -258,13 +259,14 @@ class Sim:
             "if you have not run `sglang.compile_deep_gemm`.",
             0,
         )
-        if sc == "jit_busy":
-            self.busy_child(14.0)
         self.bar("DeepGEMM warmup", 24, 2.0, fmt="tqdm")
         self.ranks(
             "Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, bs=[1, 2, 4, 8, 16, 32, 48, 64], avail mem=9.60 GB"
         )
         self.set_mem(87400, 90)
+        if sc == "jit_busy":  # a FlashInfer-style JIT inside capture: silent log, GPUs idle, a compiler busy
+            self.set_mem(87400, 0)
+            self.busy_child(14.0)
         if sc == "hang":
             self.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   0%|          | 0/36 [00:00<?, ?it/s]")
             self.set_mem(87400, 0)
@@ -318,19 +320,23 @@ class Sim:
         return True
 
     def silent_read(self, seconds: float) -> None:
-        """Weight load with the bar hidden (journald style): the process reads a file from disk."""
-        blob = self.dir / "weights.bin"
-        with open(blob, "wb") as fh:
-            fh.truncate(64 << 20)
-        end = time.time() + seconds * self.speed
-        while time.time() < end:
-            with open(blob, "rb") as fh:
+        """Weight load with the bar hidden (journald style): the process reads the shards from disk,
+        paced to take ``seconds``, and prints nothing."""
+        files = sorted(self.model_path.glob("*.safetensors")) if self.model_path else []
+        if not files:
+            blob = self.dir / "model-00001-of-00001.safetensors"
+            with open(blob, "wb") as fh:
+                fh.write(os.urandom(1 << 20) * 32)
+            files = [blob]
+        total = sum(f.stat().st_size for f in files)
+        per_mb = seconds * self.speed / max(total / (1 << 20), 1)
+        for f in files:
+            with open(f, "rb") as fh:
                 with contextlib.suppress(OSError):
                     os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
                 while fh.read(1 << 20):
-                    pass
-            self.set_mem(min(self.mem[0] + 2000, 76000), 20)
-            time.sleep(0.2)
+                    self.set_mem(min(self.mem[0] + 1200, 76000), 0)
+                    time.sleep(per_mb)
 
     def busy_child(self, seconds: float) -> None:
         """A JIT compiler child (named like one) burns CPU while the log is silent."""
@@ -350,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fail-checks", action="store_true")
     ap.add_argument("--stdout", action="store_true", help="write the log to stdout instead of DIR/server.log")
     ap.add_argument("--gpus", type=int, default=TP)
+    ap.add_argument("--model-path", type=Path, help="a directory of *.safetensors the silent_load scenario reads")
     ap.add_argument("--no-invocation", action="store_true", help="report no InvocationID (journald without systemd)")
     ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
     a = ap.parse_args(argv)
@@ -360,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         os.chmod(a.dir / "server.log", 0o644)
     sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus)
     sim.with_invocation = not a.no_invocation
+    sim.model_path = a.model_path
 
     def on_term(*_: Any) -> None:
         sim.unit("inactive", "dead")

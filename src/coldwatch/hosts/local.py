@@ -79,6 +79,9 @@ class LocalHost:
     def alive(self) -> bool:
         return True
 
+    def reconnect(self) -> None:
+        return None
+
     def close(self) -> None:
         for f in self._followers:
             f.close()

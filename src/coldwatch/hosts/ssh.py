@@ -55,7 +55,7 @@ def parse_destination(dest: str) -> tuple[str | None, str, int | None]:
 
 
 def _port(text: str, dest: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 65536:
         raise ConfigError(f"invalid port in SSH destination {dest!r}")
     return int(text)
 
@@ -112,6 +112,7 @@ class SshHost:
         self._jump = jump
         self.handshakes: int = 1 + (jump.handshakes if jump is not None else 0)
         self._channels: list[paramiko.Channel] = []
+        self._params: tuple[Any, ...] = ()
 
     @property
     def transport(self) -> paramiko.Transport:
@@ -211,7 +212,9 @@ class SshHost:
         t = client.get_transport()
         if t is not None:
             t.set_keepalive(int(cfg.get("serveraliveinterval", 15)))
-        return cls(f"{user}@{host_key_name}", client, jump)
+        host = cls(f"{user}@{host_key_name}", client, jump)
+        host._params = (dest, accept_new_host_key, connect_timeout, known_hosts, ssh_config, identity, _depth)
+        return host
 
     # ---- the host interface ------------------------------------------------------------
     def _session(self, timeout: float) -> paramiko.Channel:
@@ -262,6 +265,13 @@ class SshHost:
     def alive(self) -> bool:
         t = self._client.get_transport()
         return t is not None and t.is_active()
+
+    def reconnect(self) -> None:
+        """A fresh connection with the same settings (one more handshake)."""
+        self.close()
+        fresh = SshHost.connect(*self._params)
+        self._client, self._jump = fresh._client, fresh._jump
+        self.handshakes += fresh.handshakes
 
     def close(self) -> None:
         for chan in self._channels:

@@ -23,7 +23,7 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
     """A tqdm update ('desc: 37% Completed | 60/163 [...]' or 'desc:  14%|█▍ | 1/7 [...]') -> (desc, n, total)."""
     i = text.find("%")
     j = i
-    while j > 0 and text[j - 1].isdigit():
+    while j > 0 and "0" <= text[j - 1] <= "9":
         j -= 1
     if j == i or i - j > 3:
         return None
@@ -442,6 +442,14 @@ class Classifier:
             st.ready_evidence = evidence
             st.failure = None if (st.failure and not st.failure.definitive) else st.failure
             self._emit("ready", t, evidence=evidence, source="http")
+        return self._out
+
+    def note_activity(self, t: float | None, phase: str, evidence: str) -> list[Signal]:
+        """Evidence from outside the log that a phase is running (a JIT compiler child process)."""
+        self._out = []
+        st = self.state
+        if st.ready_t is None and not (st.failure and st.failure.definitive) and st.phase != phase:
+            self._enter(st.lead or "", phase, t, evidence)
         return self._out
 
     def note_death(self, t: float | None, kind: str, reason: str) -> list[Signal]:

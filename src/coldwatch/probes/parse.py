@@ -83,7 +83,7 @@ def parse_systemctl_show(text: str) -> ServiceState:
 
     def num(k: str) -> int | None:
         v = props.get(k, "")
-        return int(v) if v.isdigit() else None
+        return int(v) if v.isascii() and v.isdigit() else None
 
     pid = num("MainPID")
     return ServiceState(

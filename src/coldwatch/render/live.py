@@ -50,6 +50,7 @@ class LiveSink:
         self.lines: deque[str] = deque(maxlen=5)
         self.warnings: deque[str] = deque(maxlen=3)
         self.disk: dict[str, Any] | None = None
+        self.bytes_progress: dict[str, Any] | None = None
         self.jit: list[str] = []
         self.eta: float | None = None
         self.t = 0.0
@@ -71,8 +72,11 @@ class LiveSink:
             self.current = ph
             self.evidence = ev.get("evidence", "")
         elif kind == "progress":
-            self.progress[ev["phase"]] = (ev["done"], ev["total"])
-            self.eta = ev.get("eta_s", self.eta)
+            if ev.get("unit") == "bytes":
+                self.bytes_progress = ev
+            else:
+                self.progress[ev["phase"]] = (ev["done"], ev["total"])
+                self.eta = ev.get("eta_s", self.eta)
         elif kind == "gpu":
             self.gpus = ev["gpus"]
         elif kind == "http":
@@ -120,6 +124,12 @@ class LiveSink:
         prog = self.progress.get(self.current)
         if prog and prog[1]:
             parts.append(Group(Text(f"{self.current}: {prog[0]}/{prog[1]}"), ProgressBar(total=prog[1], completed=prog[0], width=50)))
+        bp = self.bytes_progress
+        if bp and self.current in ("weight_load", "dist_init", "starting") and bp.get("total"):
+            left = f", ~{_dur(bp['eta_s'])} left" if bp.get("eta_s") is not None else ""
+            parts.append(
+                Text(f"weights read: {bp['done'] / 1e9:.1f} of {bp['total'] / 1e9:.1f} GB, {bp.get('rate_mb_s', 0):.0f} MB/s{left}")
+            )
         if self.evidence:
             parts.append(Text(f"evidence: {self.evidence[:110]}", style="dim"))
         quiet = self.t - self.last_log_t

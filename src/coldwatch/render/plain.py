@@ -41,7 +41,13 @@ class PlainSink:
                 if final and last is not None and last < 0:
                     return
                 self._last_progress[key] = -1.0 if final else (t or 0.0)
-                self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
+                if ev.get("unit") == "bytes":
+                    left = f", ~{ev['eta_s']:.0f}s left" if ev.get("eta_s") is not None else ""
+                    self._w(
+                        f"{fmt_t(t)}  {key}: read {ev['done'] / 1e9:.1f} of {ev['total'] / 1e9:.1f} GB, {ev.get('rate_mb_s', 0):.0f} MB/s{left}"
+                    )
+                else:
+                    self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
         elif kind == "http":
             if ev.get("changed"):
                 status = f" {ev['status']}" if ev.get("status") is not None else ""

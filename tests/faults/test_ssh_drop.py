@@ -1,0 +1,84 @@
+"""Faults against the real sshd: the SSH session dies mid-wait; sshd stays down too long."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import json_lines
+
+from coldwatch.normalise import Normaliser, split_records
+
+pytestmark = pytest.mark.ssh
+
+ORDER = ["dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup", "ready"]
+
+
+def _start(gpu_host, *args: str) -> subprocess.Popen[bytes]:  # type: ignore[no-untyped-def]
+    env = {**os.environ, **gpu_host.env}
+    return subprocess.Popen(
+        [sys.executable, "-m", "coldwatch", "wait", "gpu1", *args, "--output", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def _kill_sessions(gpu_host, before: set[int]) -> list[int]:  # type: ignore[no-untyped-def]
+    pids = [p for p in gpu_host.session_pids() if p not in before]
+    for p in pids:
+        os.kill(p, signal.SIGKILL)
+    return pids
+
+
+def _expected_lines(path) -> int:  # type: ignore[no-untyped-def]
+    n = Normaliser()
+    return sum(len(n.lines(r)) for r in split_records([path.read_bytes()]))
+
+
+@pytest.mark.parametrize("journal", [False, True], ids=["log-cmd", "journald"])
+def test_session_killed_mid_wait_reconnects_without_loss(gpu_host, journal: bool) -> None:  # type: ignore[no-untyped-def]
+    """Kill coldwatch's sshd session mid-load: it reconnects, loses and repeats no log line, exits 0."""
+    if journal and gpu_host.cgroup is None:
+        pytest.skip("no cgroup2 hierarchy for a journald unit")
+    sim = gpu_host.start_sim("ready", 0.5, journal)
+    before = set(gpu_host.session_pids())
+    hs = gpu_host.handshakes()
+    args = ["--url", sim.url, "--interval", "0.5"]
+    args += ["--unit", gpu_host.unit] if journal else ["--log-cmd", f"tail -n +1 -F {sim.dir}/server.log"]
+    p = _start(gpu_host, *args)
+    time.sleep(4.0)
+    assert _kill_sessions(gpu_host, before), "no sshd session to kill"
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err.decode()
+    evs = json_lines(out)
+    warnings = [e["message"] for e in evs if e["event"] == "warning"]
+    assert any("SSH connection lost" in w for w in warnings) and any("reconnected" in w for w in warnings)
+    assert [e["phase"] for e in evs if e["event"] == "phase"] == ORDER  # nothing replayed twice, nothing missing
+    res = evs[-1]
+    assert res["reconnects"] == 1 and gpu_host.handshakes() - hs == 2
+    if not journal:
+        expected = _expected_lines(sim.dir / "server.log")
+        assert expected - 2 <= res["log_lines"] <= expected
+
+
+def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """sshd stopped (listener and session) for longer than --reconnect-for: exit 4 with the last phase."""
+    sim = gpu_host.start_sim("ready", 1.0)
+    before = set(gpu_host.session_pids())
+    p = _start(gpu_host, "--url", sim.url, "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--interval", "0.5", "--reconnect-for", "5s")
+    time.sleep(3.0)
+    gpu_host.sshd.send_signal(signal.SIGSTOP)
+    try:
+        _kill_sessions(gpu_host, before)
+        env_timeout = 40
+        out, err = p.communicate(timeout=env_timeout)
+    finally:
+        gpu_host.sshd.send_signal(signal.SIGCONT)
+    assert p.returncode == 4, err.decode()
+    msg = err.decode() + out.decode()
+    assert "SSH connection lost" in msg and "last phase" in msg and "Traceback" not in msg
