@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import resource
 import statistics
@@ -41,18 +42,20 @@ class Run:
     rss_kb: int = 0
 
 
-def loop_cmd(port: int, sleep: float, cap: float) -> str:
+def loop_cmd(port: int, sleep: float, cap: float, offset: float = 0.0) -> str:
+    """The operators' loop. ``offset`` shifts where the start's ready moment falls in its period
+    (a cold start's length is not a multiple of 28 s), so the median is fair, not a constant."""
     n = max(1, int(cap // sleep) + 1)
     body = '{\\"model\\":\\"m\\",\\"prompt\\":\\"Hi\\",\\"max_tokens\\":3}'
     return (
-        f"for i in $(seq {n}); do sleep {sleep}; "
+        f"sleep {offset:.2f}; for i in $(seq {n}); do sleep {sleep}; "
         f"ssh -F $HOME/.ssh/config -o BatchMode=yes gpu1 "
         f"\"curl -s -m 5 -H 'Content-Type: application/json' -d '{body}' http://127.0.0.1:{port}/v1/completions\" "
         f"| grep -q choices && exit 0; done; exit 1"
     )
 
 
-def tools(port: int, cap: float, loop_sleep: float) -> dict[str, list[str]]:
+def tools(port: int, cap: float, loop_sleep: float, offset: float = 0.0) -> dict[str, list[str]]:
     ssh = ["sh", "-c", 'exec ssh -F "$HOME/.ssh/config" -o BatchMode=yes gpu1 "$0"']
     return {
         "coldwatch": [
@@ -72,7 +75,7 @@ def tools(port: int, cap: float, loop_sleep: float) -> dict[str, list[str]]:
             "--interval",
             "2",
         ],
-        "loop": ["bash", "-c", loop_cmd(port, loop_sleep, cap)],
+        "loop": ["bash", "-c", loop_cmd(port, loop_sleep, cap, offset)],
         "wait-for-it": [*ssh, f"wait-for-it -q -t {int(cap)} 127.0.0.1:{port}"],
         "curl-retry": [
             *ssh,
@@ -83,14 +86,20 @@ def tools(port: int, cap: float, loop_sleep: float) -> dict[str, list[str]]:
 
 
 def watch(
-    host: hostfix.GpuHost, scenario: str, speed: float, cap: float, loop_sleep: float, only: tuple[str, ...] | None = None
+    host: hostfix.GpuHost,
+    scenario: str,
+    speed: float,
+    cap: float,
+    loop_sleep: float,
+    only: tuple[str, ...] | None = None,
+    offset: float = 0.0,
 ) -> dict[str, Any]:
     sim = host.start_sim(scenario, speed)
     env = {**os.environ, **host.env}
     runs: list[Run] = []
     before = host.handshakes()
     sessions_before = _sessions(host)
-    for name, cmd in tools(sim.port, cap, loop_sleep).items():
+    for name, cmd in tools(sim.port, cap, loop_sleep, offset).items():
         if only and name not in only:
             continue
         cmd = [c.replace("CURRENT", str(sim.dir)) for c in cmd]
@@ -115,12 +124,15 @@ def watch(
     ready = float((sim.dir / "ready.ts").read_text()) if (sim.dir / "ready.ts").exists() else None
     bound = float((sim.dir / "bound.ts").read_text()) if (sim.dir / "bound.ts").exists() else None
     sim.stop()
-    res: dict[str, Any] = {"scenario": scenario, "ready": ready, "bound": bound, "tools": {}}
+    fatal = float((sim.dir / "fatal.ts").read_text()) if (sim.dir / "fatal.ts").exists() else None
+    res: dict[str, Any] = {"scenario": scenario, "ready": ready, "bound": bound, "fatal": fatal, "tools": {}}
     for r in runs:
         assert r.end is not None
         said_ready = r.rc == 0
         latency = (r.end - ready) if (said_ready and ready is not None) else None
+        fail_latency = (r.end - fatal) if (fatal is not None and r.rc == 3) else None
         res["tools"][r.tool] = {
+            "fail_latency": fail_latency,
             "rc": r.rc,
             "said_ready": said_ready,
             "latency": latency,
@@ -198,8 +210,9 @@ def main(smoke: bool) -> dict[str, Any]:
         cap = 40 if smoke else 90
         loop_sleep = 28.0
         lat: dict[str, list[float]] = {}
+        rnd = random.Random(1)
         for i in range(starts):
-            r = watch(host, "ready", speed, cap, loop_sleep)
+            r = watch(host, "ready", speed, cap, loop_sleep, offset=0.0 if smoke else rnd.uniform(0, loop_sleep))
             for tool, v in r["tools"].items():
                 if v["latency"] is not None:
                     lat.setdefault(tool, []).append(v["latency"])
@@ -213,6 +226,16 @@ def main(smoke: bool) -> dict[str, Any]:
         for t, v in out["latency"].items():
             ratio = f"{v['median'] / base:8.1f}x coldwatch" if base and base > 0 else ""
             print(f"  {t:<12} median {v['median']:7.2f}s  max {v['max']:7.2f}s  n={v['n']}  {ratio}")
+        fails = []
+        for _ in range(1 if smoke else 10):
+            r = watch(host, "oom", speed, 30, loop_sleep, only=("coldwatch",))
+            if r["tools"]["coldwatch"]["fail_latency"] is not None:
+                fails.append(r["tools"]["coldwatch"]["fail_latency"])
+        if fails:
+            out["failure_latency"] = {"median": statistics.median(fails), "max": max(fails), "n": len(fails)}
+            print(
+                f"failure latency (fatal log line -> coldwatch exits 3): median {statistics.median(fails):.2f}s, max {max(fails):.2f}s, n={len(fails)}"
+            )
         verdicts: dict[str, Any] = {}
         scenarios = ["oom"] if smoke else ["ready", "oom", "silent_death", "error_body", "restart"]
         for sc in scenarios:

@@ -13,6 +13,12 @@ pytestmark = pytest.mark.ssh
 ORDER = ["dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup", "ready"]
 
 
+def _own_known_hosts(gpu_host, home: Path) -> str:  # type: ignore[no-untyped-def]
+    """The fixture's ssh config, but with known_hosts in ``home``."""
+    cfg = (gpu_host.home / ".ssh" / "config").read_text()
+    return cfg.replace(str(gpu_host.home / ".ssh" / "known_hosts"), str(home / ".ssh" / "known_hosts"))
+
+
 def wait(gpu_host, *args: str, timeout: float = 90):  # type: ignore[no-untyped-def]
     return coldwatch("wait", *args, "--output", "json", env=gpu_host.env, timeout=timeout)
 
@@ -92,8 +98,7 @@ def test_unknown_host_key_refused_then_accepted(gpu_host, tmp_path: Path) -> Non
     """An unknown key: exit 4 naming its fingerprint; --accept-new-host-key records it and connects."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
-    cfg = (gpu_host.home / ".ssh" / "config").read_text()
-    (home / ".ssh" / "config").write_text(cfg)
+    (home / ".ssh" / "config").write_text(_own_known_hosts(gpu_host, home))
     env = {"HOME": str(home)}
     sim = gpu_host.start_sim("ready")
     args = ["wait", "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url, "-o", "plain"]
@@ -111,7 +116,7 @@ def test_changed_host_key_always_refused(gpu_host, tmp_path: Path) -> None:  # t
 
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "config").write_text((gpu_host.home / ".ssh" / "config").read_text())
+    (home / ".ssh" / "config").write_text(_own_known_hosts(gpu_host, home))
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
     other = (tmp_path / "other.pub").read_text().split()
     (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{gpu_host.port} {other[0]} {other[1]}\n")

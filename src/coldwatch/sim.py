@@ -276,6 +276,7 @@ class Sim:
             self.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   3%|▎         | 1/36 [00:02<01:10,  2.00s/it]")
             self.sleep(1.0)
             self.raw("\n")
+            (self.dir / "fatal.ts").write_text(f"{time.time():.6f}")
             self.log("Scheduler hit an exception: Traceback (most recent call last):", 5)
             for frame in (
                 'managers/scheduler.py", line 2870, in run_scheduler_process',
