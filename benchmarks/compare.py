@@ -43,15 +43,16 @@ class Run:
 
 
 def loop_cmd(port: int, sleep: float, cap: float, offset: float = 0.0) -> str:
-    """The operators' loop. ``offset`` shifts where the start's ready moment falls in its period
-    (a cold start's length is not a multiple of 28 s), so the median is fair, not a constant."""
+    """The operators' loop: poll, sleep 28 s, poll again. With ``offset`` (uniform in [0, 28) in the full run)
+    the first poll comes ``offset`` s after the restart, so where the ready moment falls in the 28 s period is
+    random, as it is for real starts of varying length; without it the latency would be a constant."""
     n = max(1, int(cap // sleep) + 1)
     body = '{\\"model\\":\\"m\\",\\"prompt\\":\\"Hi\\",\\"max_tokens\\":3}'
     return (
-        f"sleep {offset:.2f}; for i in $(seq {n}); do sleep {sleep}; "
+        f"sleep {offset:.2f}; for i in $(seq {n}); do "
         f"ssh -F $HOME/.ssh/config -o BatchMode=yes gpu1 "
         f"\"curl -s -m 5 -H 'Content-Type: application/json' -d '{body}' http://127.0.0.1:{port}/v1/completions\" "
-        f"| grep -q choices && exit 0; done; exit 1"
+        f"| grep -q choices && exit 0; sleep {sleep}; done; exit 1"
     )
 
 
@@ -212,7 +213,7 @@ def main(smoke: bool) -> dict[str, Any]:
         lat: dict[str, list[float]] = {}
         rnd = random.Random(1)
         for i in range(starts):
-            r = watch(host, "ready", speed, cap, loop_sleep, offset=0.0 if smoke else rnd.uniform(0, loop_sleep))
+            r = watch(host, "ready", speed, cap, loop_sleep, offset=loop_sleep if smoke else rnd.uniform(0, loop_sleep))
             for tool, v in r["tools"].items():
                 if v["latency"] is not None:
                     lat.setdefault(tool, []).append(v["latency"])

@@ -112,8 +112,8 @@ def start(engine: str, port: int, logfile: Path, model: Path | None = None, extr
         "512",
         *(extra or []),
     ]
-    out = open(logfile, "ab")  # noqa: SIM115 - owned by the child
-    return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    with open(logfile, "ab") as out:  # the child keeps its own descriptor
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
 
 
 def main(argv: list[str]) -> int:

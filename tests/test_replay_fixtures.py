@@ -21,6 +21,7 @@ def _labels(folder: Path) -> list[dict[str, Any]]:
 
 SHARED = _labels(SHARED_LOGS)
 OWN = _labels(OWN_LOGS)
+REAL = _labels(OWN_LOGS / "real")
 
 
 def _verdict(path: Path) -> tuple[Any, Any]:
@@ -50,6 +51,14 @@ def test_shared_fixture_phases_seen_cover_label(label: dict[str, Any]) -> None:
 def test_composed_fixture_timeline(label: dict[str, Any]) -> None:
     """Composed logs (engine format strings) give the labelled verdict and the phases in order."""
     c, v = _verdict(OWN_LOGS / label["file"])
+    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"])
+    assert [s.phase for s in c.state.timeline() if s.phase != "starting"] == label["phases_seen"]
+
+
+@pytest.mark.parametrize("label", REAL, ids=[lab["file"] for lab in REAL])
+def test_recorded_real_engine_logs(label: dict[str, Any]) -> None:
+    """Logs recorded from real engines by the engine tier replay to the verdict the live run gave."""
+    c, v = _verdict(OWN_LOGS / "real" / label["file"])
     assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"])
     assert [s.phase for s in c.state.timeline() if s.phase != "starting"] == label["phases_seen"]
 

@@ -67,7 +67,7 @@ def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool,
             settings.host = None
             settings.log_cmd = f"tail -n +1 -F {simdir / 'server.log'} 2>/dev/null"
             settings.url = f"http://127.0.0.1:{port}"
-            settings.target = settings.target or f"demo/{scenario}"
+            settings.target = settings.target or "demo"  # one simulated server: scenarios share its history
             settings.unit = "sglang-demo"
             return run_wait(settings, sinks)
         finally:

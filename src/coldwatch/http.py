@@ -68,7 +68,9 @@ class _TlsStream(httpcore.NetworkStream):
         self._obj = ctx.wrap_bio(self._in, self._out, server_side=False, server_hostname=hostname)
         try:
             self._retry(self._obj.do_handshake, timeout)
-        except ssl.SSLError as exc:
+        except (ssl.SSLError, OSError, httpcore.ReadTimeout) as exc:
+            with contextlib.suppress(OSError):
+                sock.close()
             raise httpcore.ConnectError(f"TLS handshake failed: {exc}") from exc
 
     def _flush(self, timeout: float | None) -> None:

@@ -395,8 +395,9 @@ class Monitor:
             if self.death is None and (self.svc is None or not self.svc.known):
                 self.death = (t, "killed", f"server process {pid} is gone")
             return
-        if self.read0 is None:
-            self.read0 = sample.read_bytes
+        loading = self.c.state.phase == "weight_load"
+        if loading and self.read0 is None:
+            self.read0 = prev.read_bytes if prev is not None else sample.read_bytes
         if prev is not None:
             if sample.cpu_s > prev.cpu_s + 0.05:
                 self.evidence["cpu"] = t
@@ -406,7 +407,7 @@ class Monitor:
                 rate = (sample.read_bytes - prev.read_bytes) / dt
                 model = sample.model_bytes or prev.model_bytes
                 self.emit_internal("_disk", rate=rate, read=sample.read_bytes, model=model)
-                if model and self.c.state.phase in ("starting", "dist_init", "weight_load"):
+                if model and loading and self.read0 is not None:
                     done = min(sample.read_bytes - self.read0, model)
                     left = (model - done) / rate if rate > 0 else None
                     self.emit(

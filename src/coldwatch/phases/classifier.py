@@ -265,6 +265,11 @@ class Classifier:
             else:
                 continue
             break
+        else:
+            # the only error is a consequence ("See root cause above") with no cause logged: killed
+            consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
+            if f.root and any(r.regex.search(f.root) for r in consequences):
+                f.kind = "killed"
         self._place(f)
 
     def _place(self, f: Failure) -> None:

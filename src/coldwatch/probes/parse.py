@@ -153,7 +153,11 @@ def kids():
                 out.setdefault(int(s.rsplit(")", 1)[1].split()[1]), []).append(int(d))
             except (OSError, IndexError, ValueError): pass
     return out
-if not os.path.exists("/proc/%d" % root):
+def state(p):
+    try:
+        with open("/proc/%d/stat" % p) as f: return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError): return "X"
+if state(root) in ("Z", "X"):  # gone, or a zombie nobody has reaped yet: dead either way
     print(json.dumps({"alive": False})); sys.exit(0)
 tree = kids(); todo = [root]; pids = []
 while todo:

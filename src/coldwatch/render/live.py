@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from coldwatch.phases.rules import PHASES
-from coldwatch.render.plain import verdict_line
+from coldwatch.render.plain import size, verdict_line
 
 HTTP_LABEL = {
     "refused": "port not bound yet (connection refused)",
@@ -128,7 +128,7 @@ class LiveSink:
         if bp and self.current in ("weight_load", "dist_init", "starting") and bp.get("total"):
             left = f", ~{_dur(bp['eta_s'])} left" if bp.get("eta_s") is not None else ""
             parts.append(
-                Text(f"weights read: {bp['done'] / 1e9:.1f} of {bp['total'] / 1e9:.1f} GB, {bp.get('rate_mb_s', 0):.0f} MB/s{left}")
+                Text(f"weights read: {size(bp['done'])} of {size(bp['total'])}, {bp.get('rate_mb_s', 0):.0f} MB/s{left}")
             )
         if self.evidence:
             parts.append(Text(f"evidence: {self.evidence[:110]}", style="dim"))

@@ -44,7 +44,7 @@ class PlainSink:
                 if ev.get("unit") == "bytes":
                     left = f", ~{ev['eta_s']:.0f}s left" if ev.get("eta_s") is not None else ""
                     self._w(
-                        f"{fmt_t(t)}  {key}: read {ev['done'] / 1e9:.1f} of {ev['total'] / 1e9:.1f} GB, {ev.get('rate_mb_s', 0):.0f} MB/s{left}"
+                        f"{fmt_t(t)}  {key}: read {size(ev['done'])} of {size(ev['total'])}, {ev.get('rate_mb_s', 0):.0f} MB/s{left}"
                     )
                 else:
                     self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
@@ -63,10 +63,18 @@ class PlainSink:
         pass
 
 
+def size(n: float) -> str:
+    """Bytes for people: 412 GB, 38 MB, 900 kB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.0f} {unit}" if n >= 100 * scale else f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
 def verdict_line(ev: dict[str, Any]) -> str:
     outcome = ev["outcome"]
     code = ev["exit_code"]
-    phase = ev.get("phase") or "-"
+    phase = ev.get("phase") or "start-up (before any phase)"
     if outcome == "ready":
         return f"READY (exit {code})"
     kind = f" [{ev['failure_kind']}]" if ev.get("failure_kind") else ""
