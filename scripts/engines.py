@@ -83,8 +83,8 @@ def build(engine: str) -> int:
     return 0
 
 
-def start(engine: str, port: int, logfile: Path, model: Path | None = None, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
-    """Start a server on 127.0.0.1:PORT with all output appended to LOGFILE; returns the process."""
+def command(engine: str, port: int, model: Path | None = None, extra: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The server's command line and environment (127.0.0.1:PORT, the tiny model, offline)."""
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -112,6 +112,12 @@ def start(engine: str, port: int, logfile: Path, model: Path | None = None, extr
         "512",
         *(extra or []),
     ]
+    return cmd, env
+
+
+def start(engine: str, port: int, logfile: Path, model: Path | None = None, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
+    """Start a server on 127.0.0.1:PORT with all output appended to LOGFILE; returns the process."""
+    cmd, env = command(engine, port, model, extra)
     with open(logfile, "ab") as out:  # the child keeps its own descriptor
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
 

@@ -50,8 +50,25 @@ def test_demo_rejects_unknown_scenario() -> None:
 
 def _sim(d: Path, scenario: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    p = subprocess.Popen([sys.executable, "-m", "coldwatch.sim", "--dir", str(d), "--port", str(port), "--scenario", scenario,
-                          "--speed", "0.2", "--linger", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "coldwatch.sim",
+            "--dir",
+            str(d),
+            "--port",
+            str(port),
+            "--scenario",
+            scenario,
+            "--speed",
+            "0.2",
+            "--linger",
+            "30",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return p, port
 
 
@@ -62,7 +79,9 @@ def test_status_snapshot_ready_and_failed(tmp_path: Path) -> None:
     p, port = _sim(d, "ready")
     try:
         time.sleep(7)
-        r = coldwatch("status", "--log-cmd", f"cat {d}/server.log", "--gpu-cmd", f"cat {d}/gpu.csv", "--url", f"http://127.0.0.1:{port}", "-o", "json")
+        r = coldwatch(
+            "status", "--log-cmd", f"cat {d}/server.log", "--gpu-cmd", f"cat {d}/gpu.csv", "--url", f"http://127.0.0.1:{port}", "-o", "json"
+        )
     finally:
         p.kill()
         p.wait()

@@ -39,8 +39,13 @@ def record(log: Path, name: str) -> None:
     if os.environ.get("COLDWATCH_RECORD_FIXTURES") != "1":
         return
     text = log.read_bytes()
-    marks = ((str(engines.cache()), "$ENGINES"), (str(log.parent), "$RUN"), ("/tmp", "$TMP"), (sys.base_prefix, "$PYTHON"),
-             (str(Path.home()) + "/", "$HOME/"))
+    marks = (
+        (str(engines.cache()), "$ENGINES"),
+        (str(log.parent), "$RUN"),
+        ("/tmp", "$TMP"),
+        (sys.base_prefix, "$PYTHON"),
+        (str(Path.home()) + "/", "$HOME/"),
+    )
     for path, mark in marks:
         text = text.replace(path.encode(), mark.encode())
     REAL.mkdir(parents=True, exist_ok=True)
@@ -64,8 +69,26 @@ class Server:
                 self.proc.wait()
 
     def args(self, *more: str) -> list[str]:
-        return ["wait", "--log-cmd", f"tail -n +1 -F {self.log}", "--url", f"http://127.0.0.1:{self.port}", "--pid",
-                str(self.proc.pid), "--engine", "vllm", "--interval", "1", "--timeout", "6m", "--stall-after", "5m", "-o", "json", *more]
+        return [
+            "wait",
+            "--log-cmd",
+            f"tail -n +1 -F {self.log}",
+            "--url",
+            f"http://127.0.0.1:{self.port}",
+            "--pid",
+            str(self.proc.pid),
+            "--engine",
+            "vllm",
+            "--interval",
+            "1",
+            "--timeout",
+            "6m",
+            "--stall-after",
+            "5m",
+            "-o",
+            "json",
+            *more,
+        ]
 
 
 @pytest.fixture
@@ -192,3 +215,58 @@ def test_real_vllm_engine_core_killed_mid_start(tmp: Path) -> None:
     assert res["failure_kind"] == "killed"
     assert killed_at is not None and done - killed_at < 30
     record(srv.log, "engine-core-killed")
+
+
+@pytest.mark.ssh
+def test_real_vllm_through_ssh_and_journald(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """Real vLLM writing to the journal under a unit cgroup, watched over the loopback sshd on the default
+    journalctl path: exit 0 with its phases; one SSH connection."""
+    if gpu_host.cgroup is None:
+        pytest.skip("no cgroup2 hierarchy for a journald unit")
+    d = gpu_host.sim_dir()
+    port = free_port()
+    cmd, env = engines.command("vllm", port)
+    started = time.time() - 1
+    proc = subprocess.Popen(
+        ["sh", "-c", f'echo $$ > {gpu_host.cgroup}/cgroup.procs; exec systemd-cat -t vllm "$@"', "sh", *cmd],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    stamp = time.strftime("%a %Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
+    (d / "unit.state").write_text(
+        f"ActiveState=active\nSubState=running\nResult=success\nNRestarts=0\nMainPID={proc.pid}\n"
+        f"ExecMainStatus=0\nInvocationID=\nLoadState=loaded\nActiveEnterTimestamp={stamp}\n"
+    )
+    (d / "unit.state").chmod(0o644)
+    (d / "gpu.csv").write_text("")
+    hs = gpu_host.handshakes()
+    try:
+        r = coldwatch(
+            "wait",
+            "gpu1",
+            "--unit",
+            gpu_host.unit,
+            "--url",
+            f"http://127.0.0.1:{port}",
+            "--engine",
+            "vllm",
+            "--timeout",
+            "6m",
+            "--stall-after",
+            "5m",
+            "-o",
+            "json",
+            env=gpu_host.env,
+            timeout=420,
+        )
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+    evs = json_lines(r.stdout)
+    assert r.returncode == 0, evs[-1]
+    assert [e["phase"] for e in evs if e["event"] == "phase"] == PHASES
+    assert gpu_host.handshakes() - hs == 1

@@ -66,7 +66,11 @@ def host() -> Iterator[LocalHost]:
 
 CASES = {
     "error body mentioning choices": (500, {}, b'{"object":"error","message":"no choices available"}'),
-    "200 error object with choices": (200, {}, json.dumps({"error": {"message": "x"}, "choices": [{"text": "", "finish_reason": "stop"}]}).encode()),
+    "200 error object with choices": (
+        200,
+        {},
+        json.dumps({"error": {"message": "x"}, "choices": [{"text": "", "finish_reason": "stop"}]}).encode(),
+    ),
     "empty choices": (200, {}, b'{"choices": []}'),
     "null choices": (200, {}, b'{"choices": null}'),
     "text not a string": (200, {}, b'{"choices": [{"text": null, "finish_reason": "stop"}]}'),
@@ -128,8 +132,26 @@ def test_closed_port_is_refused(host: LocalHost) -> None:
 @pytest.fixture(scope="module")
 def tls_ctx(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
     d: Path = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(d / "k.pem"), "-out",
-                    str(d / "c.pem"), "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(d / "k.pem"),
+            "-out",
+            str(d / "c.pem"),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(d / "c.pem", d / "k.pem")
     return ctx

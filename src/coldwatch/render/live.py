@@ -127,9 +127,7 @@ class LiveSink:
         bp = self.bytes_progress
         if bp and self.current in ("weight_load", "dist_init", "starting") and bp.get("total"):
             left = f", ~{_dur(bp['eta_s'])} left" if bp.get("eta_s") is not None else ""
-            parts.append(
-                Text(f"weights read: {size(bp['done'])} of {size(bp['total'])}, {bp.get('rate_mb_s', 0):.0f} MB/s{left}")
-            )
+            parts.append(Text(f"weights read: {size(bp['done'])} of {size(bp['total'])}, {bp.get('rate_mb_s', 0):.0f} MB/s{left}"))
         if self.evidence:
             parts.append(Text(f"evidence: {self.evidence[:110]}", style="dim"))
         quiet = self.t - self.last_log_t

@@ -43,9 +43,7 @@ class PlainSink:
                 self._last_progress[key] = -1.0 if final else (t or 0.0)
                 if ev.get("unit") == "bytes":
                     left = f", ~{ev['eta_s']:.0f}s left" if ev.get("eta_s") is not None else ""
-                    self._w(
-                        f"{fmt_t(t)}  {key}: read {size(ev['done'])} of {size(ev['total'])}, {ev.get('rate_mb_s', 0):.0f} MB/s{left}"
-                    )
+                    self._w(f"{fmt_t(t)}  {key}: read {size(ev['done'])} of {size(ev['total'])}, {ev.get('rate_mb_s', 0):.0f} MB/s{left}")
                 else:
                     self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
         elif kind == "http":
