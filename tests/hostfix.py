@@ -14,21 +14,16 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coldwatch.sim import free_port, spawn
+
 USER = "cwtest"
 SSHD = "/usr/sbin/sshd"
 JOURNALD = "/lib/systemd/systemd-journald"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def why_not() -> str | None:
@@ -92,40 +87,14 @@ class GpuHost:
         return d
 
     def start_sim(self, scenario: str = "ready", speed: float = 0.15, journal: bool = False, *extra: str) -> SimServer:
+        """The simulator as the server; with ``journal`` its log goes to journald from the unit's cgroup."""
         d = self.sim_dir()
-        port = free_port()
-        cmd = [
-            sys.executable,
-            "-m",
-            "coldwatch.sim",
-            "--dir",
-            str(d),
-            "--port",
-            str(port),
-            "--scenario",
-            scenario,
-            "--speed",
-            str(speed),
-            "--linger",
-            "60",
-            *extra,
-        ]
+        prefix = None
         if journal:
             assert self.cgroup is not None
-            cmd = [
-                "sh",
-                "-c",
-                f'echo $$ > {self.cgroup}/cgroup.procs; exec systemd-cat -t sglang "$@"',
-                "sh",
-                *cmd,
-                "--stdout",
-                "--no-invocation",
-            ]
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if (d / "unit.state").exists() and (d / "gpu.csv").exists():
-                break
-            time.sleep(0.01)
+            prefix = ["sh", "-c", f'echo $$ > {self.cgroup}/cgroup.procs; exec systemd-cat -t sglang "$@"', "sh"]
+            extra = (*extra, "--stdout", "--no-invocation")
+        proc, port = spawn(d, scenario, speed, *extra, prefix=prefix)
         sim = SimServer(d, port, proc)
         self.sims.append(sim)
         return sim

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import coldwatch, json_lines
 
-from coldwatch.demo import free_port
+from coldwatch.sim import spawn
 
 
 @pytest.mark.parametrize(
@@ -49,27 +48,7 @@ def test_demo_rejects_unknown_scenario() -> None:
 
 
 def _sim(d: Path, scenario: str) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "coldwatch.sim",
-            "--dir",
-            str(d),
-            "--port",
-            str(port),
-            "--scenario",
-            scenario,
-            "--speed",
-            "0.2",
-            "--linger",
-            "30",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return p, port
+    return spawn(d, scenario, 0.2, linger=30)
 
 
 def test_status_snapshot_ready_and_failed(tmp_path: Path) -> None:

@@ -5,43 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import coldwatch, json_lines
 
-from coldwatch.demo import free_port
+from coldwatch.sim import spawn
 
 
 def start_sim(d: Path, scenario: str, speed: float, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "coldwatch.sim",
-            "--dir",
-            str(d),
-            "--port",
-            str(port),
-            "--scenario",
-            scenario,
-            "--speed",
-            str(speed),
-            "--linger",
-            "30",
-            *extra,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(300):
-        if (d / "server.log").exists() and (d / "gpu.csv").exists():
-            break
-        time.sleep(0.01)
-    return p, port
+    return spawn(d, scenario, speed, *extra, linger=30)
 
 
 def wait_args(d: Path, p: subprocess.Popen[bytes], port: int, *more: str) -> list[str]:

@@ -13,37 +13,14 @@ from pathlib import Path
 import pytest
 from conftest import coldwatch, json_lines
 
-from coldwatch.demo import free_port
+from coldwatch.sim import free_port, spawn
 
 
 class Sim:
     def __init__(self, d: Path, scenario: str, speed: float, *extra: str) -> None:
         self.dir = d
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "coldwatch.sim",
-                "--dir",
-                str(d),
-                "--port",
-                str(self.port),
-                "--scenario",
-                scenario,
-                "--speed",
-                str(speed),
-                "--linger",
-                "60",
-                *extra,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(300):
-            if (d / "server.log").exists() and (d / "gpu.csv").exists():
-                break
-            time.sleep(0.01)
+        d.mkdir()
+        self.proc, self.port = spawn(d, scenario, speed, *extra)
 
     def args(self, *more: str) -> list[str]:
         return [

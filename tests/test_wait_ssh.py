@@ -127,7 +127,7 @@ def test_changed_host_key_always_refused(gpu_host, tmp_path: Path) -> None:  # t
 
 def test_wrong_port_is_unreachable(gpu_host) -> None:  # type: ignore[no-untyped-def]
     """Nothing listens: one line, exit 4."""
-    from hostfix import free_port
+    from coldwatch.sim import free_port
 
     r = coldwatch("wait", f"cwtest@127.0.0.1:{free_port()}", "--timeout", "5", env=gpu_host.env)
     err = r.stderr.decode()
@@ -143,3 +143,67 @@ def test_api_key_never_printed(gpu_host) -> None:  # type: ignore[no-untyped-def
     hist = gpu_host.home / "cw" / "history.jsonl"
     assert secret.encode() not in r.stdout + r.stderr
     assert secret not in hist.read_text() and (hist.stat().st_mode & 0o777) == 0o600
+
+
+def test_proxyjump_from_ssh_config(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A ~/.ssh/config alias with ProxyJump: connected through the jump host (two handshakes), then ready."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    cfg = (gpu_host.home / ".ssh" / "config").read_text()
+    (home / ".ssh" / "config").write_text(
+        cfg + cfg.replace("Host gpu1", "Host inner").replace("HostName 127.0.0.1", "HostName 127.0.0.1\n  ProxyJump gpu1")
+    )
+    sim = gpu_host.start_sim("ready")
+    hs = gpu_host.handshakes()
+    r = coldwatch(
+        "wait",
+        "inner",
+        "--log-cmd",
+        f"tail -n +1 -F {sim.dir}/server.log",
+        "--url",
+        sim.url,
+        "-o",
+        "json",
+        env={"HOME": str(home), "COLDWATCH_HOME": str(tmp_path / "cw")},
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    time.sleep(0.3)
+    assert gpu_host.handshakes() - hs == 2
+
+
+def test_interrupt_leaves_no_remote_process(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C mid-wait over SSH: exit 130, and the remote follower and samplers are gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    sim = gpu_host.start_sim("ready", 1.0)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "coldwatch",
+            "wait",
+            "gpu1",
+            "--log-cmd",
+            f"tail -n +1 -F {sim.dir}/server.log",
+            "--url",
+            sim.url,
+            "-o",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **gpu_host.env},
+    )
+    time.sleep(3)
+    assert any("tail" in ln for ln in gpu_host.user_processes())
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=20)
+    assert p.returncode == 130 and json_lines(out)[-1]["outcome"] == "interrupted"
+    for _ in range(40):
+        if not gpu_host.user_processes():
+            break
+        time.sleep(0.1)
+    assert gpu_host.user_processes() == []

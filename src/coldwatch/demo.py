@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from coldwatch.exitcodes import ExitCode
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from coldwatch.sim import spawn
 
 
 def shims(bindir: Path, simdir: Path) -> None:
@@ -38,32 +30,10 @@ def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool,
         simdir = Path(tmp) / "sim"
         simdir.mkdir()
         shims(Path(tmp) / "bin", simdir)
-        port = free_port()
-        cmd = [
-            sys.executable,
-            "-m",
-            "coldwatch.sim",
-            "--dir",
-            str(simdir),
-            "--port",
-            str(port),
-            "--scenario",
-            scenario,
-            "--speed",
-            str(speed),
-            "--linger",
-            "120",
-        ]
-        if fail_checks:
-            cmd.append("--fail-checks")
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc, port = spawn(simdir, scenario, speed, *(["--fail-checks"] if fail_checks else []), linger=120)
         old_path = os.environ.get("PATH", "")
         os.environ["PATH"] = f"{Path(tmp) / 'bin'}:{old_path}"
         try:
-            for _ in range(100):
-                if (simdir / "unit.state").exists() and (simdir / "server.log").exists():
-                    break
-                time.sleep(0.02)
             settings.host = None
             settings.log_cmd = f"tail -n +1 -F {simdir / 'server.log'} 2>/dev/null"
             settings.url = f"http://127.0.0.1:{port}"

@@ -14,6 +14,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -346,6 +347,48 @@ class Sim:
         path.write_text(f"#!{sys.executable}\n{code}")
         path.chmod(0o755)
         subprocess.run([str(path)], check=False)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spawn(
+    d: Path,
+    scenario: str = "ready",
+    speed: float = 1.0,
+    *extra: str,
+    linger: float = 60.0,
+    prefix: list[str] | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start the simulator as its own process (``prefix`` wraps it, e.g. in systemd-cat); returns it and
+    its HTTP port once its feeds exist."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "coldwatch.sim",
+        "--dir",
+        str(d),
+        "--port",
+        str(port),
+        "--scenario",
+        scenario,
+        "--speed",
+        str(speed),
+        "--linger",
+        f"{linger:g}",
+        *extra,
+    ]
+    proc = subprocess.Popen([*(prefix or []), *cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(500):
+        if (d / "unit.state").exists() and (d / "gpu.csv").exists():
+            break
+        time.sleep(0.01)
+    return proc, port
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from conftest import ROOT, coldwatch, json_lines
 sys.path.insert(0, str(ROOT / "scripts"))
 import engines  # noqa: E402
 
-from coldwatch.demo import free_port  # noqa: E402
+from coldwatch.sim import free_port  # noqa: E402
 
 pytestmark = [
     pytest.mark.engine,
