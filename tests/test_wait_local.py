@@ -125,7 +125,11 @@ def test_exit_130_143_interrupt(sim, sig: int, code: int) -> None:  # type: igno
     s = sim("ready", 1.0)
     env = {**os.environ}
     p = subprocess.Popen(
-        [sys.executable, "-m", "coldwatch", *s.args("-o", "json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [sys.executable, "-m", "coldwatch", *s.args("-o", "json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=_foreground,
     )
     time.sleep(2.5)
     p.send_signal(sig)
@@ -147,3 +151,10 @@ def test_checks_pass_and_fail(sim) -> None:  # type: ignore[no-untyped-def]
     r = coldwatch(*bad.args("-o", "json", "--check", "tools"))
     res = json_lines(r.stdout)[-1]
     assert r.returncode == 3 and "no tool_calls" in res["reason"]
+
+
+def _foreground() -> None:
+    """As from a terminal: SIGINT is not ignored (a background job, e.g. CI under nohup, inherits SIG_IGN)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

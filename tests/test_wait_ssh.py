@@ -196,6 +196,7 @@ def test_interrupt_leaves_no_remote_process(gpu_host) -> None:  # type: ignore[n
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, **gpu_host.env},
+        preexec_fn=_foreground,
     )
     time.sleep(3)
     assert any("tail" in ln for ln in gpu_host.user_processes())
@@ -207,3 +208,10 @@ def test_interrupt_leaves_no_remote_process(gpu_host) -> None:  # type: ignore[n
             break
         time.sleep(0.1)
     assert gpu_host.user_processes() == []
+
+
+def _foreground() -> None:
+    """As from a terminal: SIGINT is not ignored (a background job, e.g. CI under nohup, inherits SIG_IGN)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

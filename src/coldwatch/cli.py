@@ -299,10 +299,6 @@ def _install_sigterm() -> None:
         signal.signal(signal.SIGTERM, handler)
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread so every context manager closes."""
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Every error becomes one line and a documented code."""
     _install_sigterm()
@@ -317,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("coldwatch: interrupted")
         return int(ExitCode.INTERRUPTED)
-    except (_Terminated, Terminated):
+    except Terminated:
         _err("coldwatch: terminated")
         return int(ExitCode.TERMINATED)
     except Exception as exc:  # usage errors from the parser, and bugs

@@ -75,6 +75,7 @@ class Monitor:
         self.svc: ServiceState | None = None
         self.restarts = 0
         self.reconnects = 0
+        self.last_cause = "no cause in the log"
         self.read0: int | None = None
         self.proc_t = 0.0
         self.base_restarts: int | None = None
@@ -485,7 +486,7 @@ class Monitor:
         if failed_for >= FAIL_GRACE and (not self.may_restart() or failed_for >= RESTART_WAIT):
             return self.failed_verdict()
         if self.restarts > self.s.max_restarts:
-            cause = getattr(self, "last_cause", "no cause in the log")
+            cause = self.last_cause
             return Verdict(
                 "failed",
                 ExitCode.FAILED,

@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
-SCENARIOS = ("ready", "oom", "hang", "restart", "slow", "silent_death", "error_body", "silent_load", "jit_busy")
+SCENARIOS = ("ready", "oom", "hang", "restart", "slow", "silent_death", "error_body", "silent_load", "jit_busy", "crash_once")
 MODEL = "moonshotai/Kimi-K2.6"
 TP = 8
 GPU_TOTAL = 97871  # MiB, a 96 GB card
@@ -227,6 +227,15 @@ class Sim:
         if sc == "silent_death":
             self.sleep(2.0)
             self.die(137, "signal")
+        if sc == "crash_once" and not (self.dir / "crashed").exists():
+            # for a real supervisor: the first process fails and exits; systemd starts a new one
+            (self.dir / "crashed").write_text("1")
+            self.sleep(8.0)
+            self.log("Scheduler hit an exception: Traceback (most recent call last):", 2)
+            self.raw('  File "/sgl/python/sglang/srt/model_loader/loader.py", line 377, in load_model\n')
+            self.raw("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+            self.log("Received sigquit from a child process. It usually means the child failed.")
+            self.die(1)
         if sc == "restart" and self.restarts == 0:
             self.sleep(1.5)
             self.log("Scheduler hit an exception: Traceback (most recent call last):", 3)

@@ -92,10 +92,6 @@ class RuleSet:
     frame: list[TaggedRegex] = field(default_factory=list)
     detect: dict[str, re.Pattern[str]] = field(default_factory=dict)
 
-    def ids(self) -> set[str]:
-        ids: set[str] = {r.id for r in self.phase} | {r.id for r in self.bar} | {r.id for r in self.failure}
-        return ids
-
 
 def _phase(value: Any, where: str) -> str:
     if value not in PHASES:
