@@ -39,6 +39,9 @@ NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.
 SERVICE_PROPS = "ActiveState,SubState,Result,NRestarts,MainPID,ExecMainStatus,InvocationID,LoadState,ActiveEnterTimestamp"
 FAIL_GRACE = 0.4
 """Seconds to keep reading after a fatal line, so the traceback's root error is the cause."""
+PING_EVERY = 5.0
+PING_TIMEOUT = 10.0
+"""A connection whose server does not answer a keepalive within this many seconds is hung."""
 RESTART_WAIT = 15.0
 """With --max-restarts left, seconds to wait after a failure for systemd to restart the server."""
 DEATH_GRACE = 1.5
@@ -76,6 +79,7 @@ class Monitor:
         self.restarts = 0
         self.reconnects = 0
         self.last_cause = "no cause in the log"
+        self.log_seq = 0
         self.read0: int | None = None
         self.proc_t = 0.0
         self.base_restarts: int | None = None
@@ -131,6 +135,8 @@ class Monitor:
 
     # ---- probes (threads) ----------------------------------------------------------------
     def _log_thread(self, gen: int) -> None:
+        self.log_seq += 1
+        seq = self.log_seq
         follower = self.host.follow(self.log.command())
         self.followers.append(follower)
         norm = Normaliser()
@@ -141,7 +147,7 @@ class Monitor:
             for line in norm.lines(rec):
                 self.put("line", line, gen)
         if not self.stop.is_set():
-            self.put("log_end", (follower.exit_status, self.now() - started), gen)
+            self.put("log_end", (follower.exit_status, self.now() - started, seq), gen)
 
     def remote(self, cmd: str, timeout: float, stdin: bytes | None = None) -> RunResult | None:
         """Run on the host; None while the connection is down (the main loop reconnects)."""
@@ -194,6 +200,12 @@ class Monitor:
             if not self.sleep(self.s.interval):
                 return
 
+    def _ping_thread(self) -> None:
+        """Notice a hung connection: no answer to a keepalive within PING_TIMEOUT."""
+        while self.sleep(PING_EVERY):
+            if self.host.alive() and not self.host.ping(PING_TIMEOUT) and not self.stop.is_set():
+                self.put("hung", f"no answer from the SSH server for {PING_TIMEOUT:g}s")
+
     def _http_thread(self) -> None:
         while not self.stop.is_set():
             self.put("http", self.ladder.probe())
@@ -214,6 +226,8 @@ class Monitor:
             self.spawn("service", self._service_thread)
         self.spawn("proc", self._proc_thread)
         self.spawn("http", self._http_thread)
+        if self.s.host:
+            self.spawn("ping", self._ping_thread)
 
     def run(self) -> dict[str, Any]:
         """Watch until a verdict; always returns the result event (also emitted to the sinks)."""
@@ -271,10 +285,12 @@ class Monitor:
             for sig in self.c.feed(line):
                 self.on_signal(sig)
         elif kind == "log_end":
+            status, ran, seq = payload
+            if seq != self.log_seq:
+                return None  # a follower replaced after a reconnect
             if not self.host.alive():
                 self.reconnect("SSH connection lost")
                 return None
-            status, ran = payload
             if ran < 2.0 and status not in (None, 0):
                 self.warn("log_end", f"log command exited with status {status}; watching without the log")
             elif self.c.state.outcome != "failed":
@@ -291,6 +307,8 @@ class Monitor:
             return self.on_http(payload)
         elif kind == "lost":
             self.reconnect(payload)
+        elif kind == "hung":
+            self.reconnect(payload, hung=True)
         elif kind == "probe_error":
             self.warn(payload.split(":")[0], f"probe error: {payload}")
         return None
@@ -446,9 +464,9 @@ class Monitor:
             return Verdict("ready", ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})")
         return None
 
-    def reconnect(self, why: str) -> None:
+    def reconnect(self, why: str, hung: bool = False) -> None:
         """Reconnect with capped exponential backoff for up to --reconnect-for; resume the log."""
-        if self.host.alive():
+        if self.host.alive() and not hung:
             return
         lost_at = self.t()
         self.emit("warning", message=f"SSH connection lost ({why}); reconnecting for up to {self.s.reconnect_for:g}s")

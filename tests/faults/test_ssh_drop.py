@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -82,3 +83,28 @@ def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type:
     assert p.returncode == 4, err.decode()
     msg = err.decode() + out.decode()
     assert "SSH connection lost" in msg and "last phase" in msg and "Traceback" not in msg
+
+
+def test_hung_session_is_detected_and_replaced(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """The SSH session hangs (its sshd process SIGSTOPped, the TCP connection still up): no keepalive answer
+    within the ping timeout -> reconnect on a new connection -> ready, exit 0."""
+    sim = gpu_host.start_sim("ready", 1.2)
+    before = set(gpu_host.session_pids())
+    p = _start(gpu_host, "--url", sim.url, "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--interval", "1")
+    time.sleep(3.0)
+    stopped = [pid for pid in gpu_host.session_pids() if pid not in before]
+    assert stopped
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        out, err = p.communicate(timeout=90)
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 0, err.decode()
+    evs = json_lines(out)
+    warnings = [e["message"] for e in evs if e["event"] == "warning"]
+    assert any("no answer from the SSH server" in w for w in warnings) and any("reconnected" in w for w in warnings)
+    assert evs[-1]["reconnects"] == 1

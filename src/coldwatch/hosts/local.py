@@ -79,6 +79,9 @@ class LocalHost:
     def alive(self) -> bool:
         return True
 
+    def ping(self, timeout: float) -> bool:
+        return True
+
     def reconnect(self) -> None:
         return None
 

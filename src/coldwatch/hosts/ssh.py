@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -265,6 +266,25 @@ class SshHost:
     def alive(self) -> bool:
         t = self._client.get_transport()
         return t is not None and t.is_active()
+
+    def ping(self, timeout: float) -> bool:
+        """An application-level keepalive: does the server still answer on this connection?
+
+        paramiko's keepalives only send; a hung peer (or a black-holed link) is noticed here, when
+        no reply (success or failure) comes back within ``timeout``.
+        """
+        t = self._client.get_transport()
+        if t is None or not t.is_active():
+            return False
+        done = threading.Event()
+
+        def ask() -> None:
+            with contextlib.suppress(Exception):
+                t.global_request("keepalive@openssh.com", wait=True)
+            done.set()
+
+        threading.Thread(target=ask, name="coldwatch-ssh-ping", daemon=True).start()
+        return done.wait(timeout) and t.is_active()
 
     def reconnect(self) -> None:
         """A fresh connection with the same settings (one more handshake)."""
