@@ -178,15 +178,26 @@ def coldwatch_cost(host: hostfix.GpuHost, long: float) -> dict[str, float]:
                 "--stall-after",
                 "1h",
             ],
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             env=env,
         )
+        out = p.stdout.read() if p.stdout is not None else b""
         _, _, usage = os.wait4(p.pid, 0)
-        runs[timeout] = (time.time() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, host.handshakes() - hs, _sessions(host) - sess)
+        last = json.loads(out.decode().strip().splitlines()[-1]) if out.strip() else {}
+        moved = sum((last.get("ssh_bytes") or {}).values())
+        runs[timeout] = (
+            time.time() - t0,
+            usage.ru_utime + usage.ru_stime,
+            usage.ru_maxrss,
+            host.handshakes() - hs,
+            _sessions(host) - sess,
+            moved,
+        )
         sim.stop()
-    (w1, c1, _, _, s1), (w2, c2, rss, hs2, s2) = runs[3.0], runs[long]
+    (w1, c1, _, _, s1, b1), (w2, c2, rss, hs2, s2, b2) = runs[3.0], runs[long]
     minutes = (w2 - w1) / 60
     return {
+        "ssh_kb_per_min": (b2 - b1) / 1024 / minutes,
         "startup_cpu_s": c1,
         "cpu_s_per_min": (c2 - c1) / minutes,
         "rss_mb": rss / 1024,
@@ -254,7 +265,8 @@ def main(smoke: bool) -> dict[str, Any]:
         print(
             f"coldwatch cost over {c['wall_s']:.0f}s of waiting: {c['handshakes']} SSH handshake(s), "
             f"{c['channels_per_min']:.0f} exec channels (remote processes) per minute, "
-            f"{c['cpu_s_per_min']:.2f} CPU s per minute after a {c['startup_cpu_s']:.2f} CPU s start, peak RSS {c['rss_mb']:.0f} MB"
+            f"{c['cpu_s_per_min']:.2f} CPU s per minute after a {c['startup_cpu_s']:.2f} CPU s start, peak RSS {c['rss_mb']:.0f} MB, "
+            f"{c['ssh_kb_per_min']:.0f} KB over SSH per minute"
         )
     finally:
         host.close()

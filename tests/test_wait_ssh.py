@@ -40,6 +40,7 @@ def test_ready_through_ssh_one_handshake(gpu_host) -> None:  # type: ignore[no-u
     assert http[0] == "refused" and http[-1] == "ready"
     time.sleep(0.3)
     assert gpu_host.handshakes() - before == 1
+    assert res["ssh_bytes"]["sent"] > 0 and res["ssh_bytes"]["received"] > 0
 
 
 def test_journald_default_path(gpu_host) -> None:  # type: ignore[no-untyped-def]

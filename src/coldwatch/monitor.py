@@ -262,6 +262,7 @@ class Monitor:
             host=self.s.host,
             restarts=self.restarts,
             reconnects=self.reconnects,
+            ssh_bytes=dict(zip(("sent", "received"), getattr(self.host, "bytes", (0, 0)), strict=True)) if self.s.host else None,
             log_lines=self.c.state.lines,
         )
         for sink in self.sinks:

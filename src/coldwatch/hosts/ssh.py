@@ -79,6 +79,32 @@ class _Recorder(paramiko.MissingHostKeyPolicy):
             fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
 
 
+class _CountingSocket:
+    """The TCP socket under the SSH transport, counting the bytes that cross it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.sent = 0
+        self.received = 0
+
+    def send(self, data: bytes) -> int:
+        n = self._sock.send(data)
+        self.sent += n
+        return n
+
+    def sendall(self, data: bytes) -> None:
+        self._sock.sendall(data)
+        self.sent += len(data)
+
+    def recv(self, n: int) -> bytes:
+        data = self._sock.recv(n)
+        self.received += len(data)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
 class SshFollower:
     def __init__(self, chan: paramiko.Channel) -> None:
         self._chan = chan
@@ -114,6 +140,8 @@ class SshHost:
         self.handshakes: int = 1 + (jump.handshakes if jump is not None else 0)
         self._channels: list[paramiko.Channel] = []
         self._params: tuple[Any, ...] = ()
+        self._counter: _CountingSocket | None = None
+        self._bytes_done = (0, 0)  # from connections replaced by a reconnect
 
     @property
     def transport(self) -> paramiko.Transport:
@@ -162,8 +190,9 @@ class SshHost:
                 )
                 sock = jump.transport.open_channel("direct-tcpip", (hostname, port), ("127.0.0.1", 0), timeout=timeout)
             else:
-                sock = socket.create_connection((hostname, port), timeout=timeout)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                raw = socket.create_connection((hostname, port), timeout=timeout)
+                raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock = _CountingSocket(raw)
         except socket.gaierror as exc:
             raise UnreachableError(f"cannot resolve host {hostname!r}: {exc.strerror or exc}") from None
         except TimeoutError:
@@ -215,6 +244,7 @@ class SshHost:
             t.set_keepalive(int(cfg.get("serveraliveinterval", 15)))
         host = cls(f"{user}@{host_key_name}", client, jump)
         host._params = (dest, accept_new_host_key, connect_timeout, known_hosts, ssh_config, identity, _depth)
+        host._counter = sock if isinstance(sock, _CountingSocket) else None
         return host
 
     # ---- the host interface ------------------------------------------------------------
@@ -286,11 +316,19 @@ class SshHost:
         threading.Thread(target=ask, name="coldwatch-ssh-ping", daemon=True).start()
         return done.wait(timeout) and t.is_active()
 
+    @property
+    def bytes(self) -> tuple[int, int]:
+        """(sent, received) over the SSH connection(s) of this run, at the TCP level."""
+        c = self._counter
+        now = (c.sent, c.received) if c is not None else (0, 0)
+        return self._bytes_done[0] + now[0], self._bytes_done[1] + now[1]
+
     def reconnect(self) -> None:
         """A fresh connection with the same settings (one more handshake)."""
+        self._bytes_done = self.bytes
         self.close()
         fresh = SshHost.connect(*self._params)
-        self._client, self._jump = fresh._client, fresh._jump
+        self._client, self._jump, self._counter = fresh._client, fresh._jump, fresh._counter
         self.handshakes += fresh.handshakes
 
     def close(self) -> None:
