@@ -136,8 +136,8 @@ TargetOpt = Annotated[
 
 
 def _flags(**kw: Any) -> dict[str, Any]:
-    out = {k: v for k, v in kw.items() if v is not None and v is not False and v != []}
-    return out
+    """The options the user actually gave (config and profile are sources, not settings)."""
+    return {k: v for k, v in kw.items() if k not in ("config", "profile") and v is not None and v is not False and v != []}
 
 
 @app.command()
@@ -168,34 +168,10 @@ def wait(
     reconnect_for: ReconnectOpt = None,
 ) -> None:
     """Watch a cold start until ready, failed, stalled or the deadline; exit with its code."""
+    flags = dict(locals())  # every option as given; config and profile are taken out below
     from coldwatch.commands import run_wait
 
-    s = _settings(
-        _flags(
-            host=host,
-            unit=unit,
-            log_cmd=log_cmd,
-            gpu_cmd=gpu_cmd,
-            url=url,
-            model=model,
-            api_key=api_key,
-            timeout=timeout,
-            interval=interval,
-            stall_after=stall_after,
-            pid=pid,
-            check=check,
-            output=output,
-            accept_new_host_key=accept_new_host_key,
-            insecure=insecure,
-            max_restarts=max_restarts,
-            engine=engine,
-            rules=rules,
-            target=target,
-            reconnect_for=reconnect_for,
-        ),
-        config,
-        profile,
-    )
+    s = _settings(_flags(**flags), config, profile)
     raise typer.Exit(int(run_wait(s)))
 
 
@@ -218,25 +194,10 @@ def status(
     engine: EngineOpt = None,
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
+    flags = dict(locals())
     from coldwatch.commands import run_status
 
-    s = _settings(
-        _flags(
-            host=host,
-            unit=unit,
-            log_cmd=log_cmd,
-            gpu_cmd=gpu_cmd,
-            url=url,
-            model=model,
-            api_key=api_key,
-            output=output,
-            accept_new_host_key=accept_new_host_key,
-            insecure=insecure,
-            engine=engine,
-        ),
-        config,
-        profile,
-    )
+    s = _settings(_flags(**flags), config, profile)
     raise typer.Exit(int(run_status(s)))
 
 
