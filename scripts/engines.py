@@ -180,6 +180,7 @@ def build(engine: str) -> int:
             pinned = [f"{p}" for p in spec["torch"]]
         if "nodeps" in spec:
             subprocess.run([*pip, "--no-deps", *spec["nodeps"]], check=True)
+            pip.append("--no-warn-conflicts")  # its declared CUDA-only closure is left out on purpose
         if pinned:  # the dependency set must not move torch
             constraints = d / "constraints.txt"
             constraints.write_text("\n".join(pinned) + "\n")
