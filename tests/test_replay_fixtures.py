@@ -61,6 +61,8 @@ def test_recorded_real_engine_logs(label: dict[str, Any]) -> None:
     c, v = _verdict(OWN_LOGS / "real" / label["file"])
     assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"])
     assert [s.phase for s in c.state.timeline() if s.phase != "starting"] == label["phases_seen"]
+    if "reason_has" in label:  # the engine's own causal line, not a symptom of it
+        assert label["reason_has"] in v.reason
 
 
 def test_json_stream_ends_with_result_line() -> None:

@@ -37,6 +37,7 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
 
 
 _FRAME = re.compile(r'^File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+_BARE_EXC = re.compile(r"^[\w.]+$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _MAX_FRAMES = 64
@@ -244,6 +245,10 @@ class Classifier:
             return
         if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
             f.trigger, f.rule, f.kind = text, rule, kind
+        elif role == "fatal" and f.root is not None and _BARE_EXC.match(f.root):
+            # a bare exception name ("EOFError" from a pipe whose writer died) says less than the
+            # engine's own fatal line that follows it ("Rank 0 scheduler died ... (exit code: -9)")
+            f.root, f.trigger, f.rule, f.kind = text, text, rule, kind
         if not f.definitive and role != "candidate":
             f.definitive = True
             self._emit_failed(t)
