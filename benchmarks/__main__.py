@@ -1,4 +1,5 @@
-"""python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside."""
+"""python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside.
+python -m benchmarks --engines [N]: detection against real SGLang and vLLM servers (N starts each)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import compare, replay
+from benchmarks import compare, engines, replay
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks")
     ap.add_argument("--smoke", action="store_true", help="each benchmark once, quickly (CI)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--engines", type=int, nargs="?", const=3, metavar="N", help="only the real-engine benchmark, N starts each (3)")
     a = ap.parse_args()
     os.environ.setdefault("COLDWATCH_HOME", tempfile.mkdtemp(prefix="cwbench-home-"))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    if a.engines:
+        figures = {"engines": engines.main(a.engines)}
+        if a.json:
+            a.json.write_text(json.dumps(figures, indent=1, default=str))
+        return 0
     figures = {
         "replay": replay.run(20_000 if a.smoke else 1_000_000, 1 if a.smoke else 3),
         "startup": replay.startup(3 if a.smoke else 10),
