@@ -158,3 +158,47 @@ def _foreground() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _answers(port: int) -> bool:
+    import httpx
+
+    try:
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/completions", json={"model": "m", "prompt": "x", "max_tokens": 1}, timeout=2)
+        return r.status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_stale_server_on_the_port_is_not_ready(sim) -> None:  # type: ignore[no-untyped-def]
+    """An old server still holds the probed port and answers completions while the new one loads:
+    coldwatch names it early and never calls the new start READY on its answers."""
+    stale = sim("ready", 0.01)
+    for _ in range(100):
+        if _answers(stale.port):
+            break
+        time.sleep(0.1)
+    assert _answers(stale.port), "the stale server never answered"
+    new = sim("ready", 0.15)
+    args = new.args("--timeout", "8s", "-o", "json")
+    args[args.index("--url") + 1] = f"http://127.0.0.1:{stale.port}"
+    r = coldwatch(*args)
+    evs = json_lines(r.stdout)
+    warnings = [e["message"] for e in evs if e["event"] == "warning"]
+    assert r.returncode == 124, evs[-1]
+    assert any("held by python" in w and f"pid {stale.proc.pid}" in w and "not by the server" in w for w in warnings), warnings
+    assert evs[-1]["outcome"] == "timeout"
+
+
+def test_server_owning_its_port_is_ready_at_once(sim) -> None:  # type: ignore[no-untyped-def]
+    """coldwatch started after the server is already up: ready as soon as the port's owner is checked."""
+    s = sim("ready", 0.01)
+    for _ in range(100):
+        if _answers(s.port):
+            break
+        time.sleep(0.1)
+    started = time.time()
+    r = coldwatch(*s.args("-o", "json"))
+    assert r.returncode == 0, json_lines(r.stdout)[-1]
+    assert not [e for e in json_lines(r.stdout) if e["event"] == "warning" and "port" in e["message"]]
+    assert time.time() - started < 5

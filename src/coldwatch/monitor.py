@@ -8,6 +8,7 @@ import dataclasses
 import queue
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,36 @@ PING_TIMEOUT = 10.0
 RESTART_WAIT = 15.0
 """With --max-restarts left, seconds to wait after a failure for systemd to restart the server."""
 DEATH_GRACE = 1.5
+# A process outside the server's tree that listens on the probed port: its answers are not the
+# server's. Front proxies and tunnels are expected there; another inference server (a stale one still
+# holding the port) is not, and its answers must not make a start READY.
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::")
+SERVER_NAMES = (
+    "python",
+    "sglang",
+    "vllm",
+    "VLLM",
+    "uvicorn",
+    "ray::",
+    "trtllm",
+    "text-generation",
+    "lmdeploy",
+    "tritonserver",
+    "llama-server",
+)
+
+
+def local_port(url: str) -> int | None:
+    """The probed port when the URL points at the host itself (what the sampler can see), else None."""
+    try:
+        u = urllib.parse.urlsplit(url)
+        if (u.hostname or "") not in LOOPBACK:
+            return None
+        return u.port or (443 if u.scheme == "https" else 80)
+    except ValueError:
+        return None
+
+
 """Seconds to wait for the log after the process died, so the logged cause wins."""
 
 
@@ -88,6 +119,10 @@ class Monitor:
         self.last_gpu: list[GpuSample] = []
         self.last_proc: ProcSample | None = None
         self.pid: int | None = settings.pid
+        self.port = local_port(settings.url)
+        self.foreign: tuple[int, str] | None = None  # another server holding the probed port
+        self.proc_off = False
+        self.held = False  # a ready answer was held back until the port's owner is known
         self.failed_at: float | None = None
         self.death: tuple[float, str, str] | None = None
         self.warned: set[str] = set()
@@ -185,7 +220,7 @@ class Monitor:
         while not self.stop.is_set():
             pid = self.pid
             if pid is not None:
-                r = self.remote(f"python3 - {int(pid)} {1 if first else 0}", 10.0, script)
+                r = self.remote(f"python3 - {int(pid)} {1 if first else 0} {self.port or 0}", 10.0, script)
                 if r is None:
                     if not self.sleep(self.s.interval):
                         return
@@ -303,6 +338,7 @@ class Monitor:
         elif kind == "proc":
             self.on_proc(*payload)
         elif kind == "proc_unavailable":
+            self.proc_off = True
             self.warn("proc", f"process sampling unavailable on the host (python3?): {payload}")
         elif kind == "http":
             return self.on_http(payload)
@@ -449,6 +485,25 @@ class Monitor:
         if prev is not None and sample.model_bytes is None:
             sample = dataclasses.replace(sample, model_bytes=prev.model_bytes)
         self.last_proc = sample
+        self.on_port(pid, sample)
+
+    def on_port(self, pid: int, sample: ProcSample) -> None:
+        """Who listens on the probed port: a stale server there would answer for this one."""
+        self.foreign = None
+        if sample.port == "other" and sample.owner_pid is not None:
+            name = sample.owner_name or "?"
+            if name.startswith(SERVER_NAMES):
+                self.foreign = (sample.owner_pid, name)
+                self.warn(
+                    f"foreign{sample.owner_pid}",
+                    f"port {self.port} is held by {name} (pid {sample.owner_pid}), not by the server (pid {pid}): "
+                    "its answers do not count as ready, and the server will fail to bind the port",
+                )
+            else:
+                self.warn(f"front{sample.owner_pid}", f"port {self.port} is served by {name} (pid {sample.owner_pid}); probing through it")
+        if self.held and self.foreign is None:
+            self.held = False
+            self.trigger.set()  # a readiness answer held back can count now: probe again at once
 
     def on_http(self, st: HttpState) -> Verdict | None:
         changed = self.http_state is None or (st.state, st.status) != (self.http_state.state, self.http_state.status)
@@ -459,6 +514,14 @@ class Monitor:
             self.emit("http", state=st.state, status=st.status, detail=st.detail, changed=True)
             if st.state in ("status", "ready"):
                 self.evidence["http"] = self.t()
+        if st.state == "ready" and self.foreign is not None:
+            fpid, fname = self.foreign
+            self.warn(f"foreign-answer{fpid}", f"{self.s.url} answered a completion, but from {fname} (pid {fpid}), not the server")
+            self.held = True
+            return None
+        if st.state == "ready" and self.port is not None and self.pid is not None and not self.proc_off and self.last_proc is None:
+            self.held = True
+            return None  # who holds the port is not known yet; the first process sample comes at once
         if st.state == "ready":
             for sig in self.c.note_ready(self.t(), f"HTTP: {st.detail} (model {st.model})"):
                 self.on_signal(sig)

@@ -111,6 +111,12 @@ class ProcSample:
     children: tuple[str, ...] = ()
     cmdline: str = ""
     model_bytes: int | None = None
+    # who listens on the probed port, seen from the server's network namespace: "own" (a process of
+    # the server's tree), "free", "other" (owner_pid/owner_name when readable), "unknown" (the tree's
+    # sockets cannot be read, e.g. another user's server), or None when not asked
+    port: str | None = None
+    owner_pid: int | None = None
+    owner_name: str | None = None
 
 
 COMPILERS = ("nvcc", "cicc", "ptxas", "ninja", "cc1plus", "gcc", "g++", "c++", "clang", "ld")
@@ -135,14 +141,27 @@ def parse_proc_sample(text: str) -> ProcSample | None:
             children=tuple(str(c)[:32] for c in (data.get("names") or [])[:64]),
             cmdline=str(data.get("cmd", ""))[:2000],
             model_bytes=int(data["model"]) if data.get("model") is not None else None,
+            **_port_fields(data.get("port")),
         )
     except (TypeError, ValueError):
         return None
 
 
+def _port_fields(port: Any) -> dict[str, Any]:
+    if not isinstance(port, dict) or port.get("state") not in ("own", "free", "other", "unknown"):
+        return {}
+    pid = port.get("pid")
+    name = port.get("name")
+    return {
+        "port": port["state"],
+        "owner_pid": pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+        "owner_name": str(name)[:32] if isinstance(name, str) else None,
+    }
+
+
 PROC_SCRIPT = r"""
 import json, os, sys
-root = int(sys.argv[1]); want_model = sys.argv[2] == "1"
+root = int(sys.argv[1]); want_model = sys.argv[2] == "1"; port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 tick = os.sysconf("SC_CLK_TCK")
 def kids():
     out = {}
@@ -185,5 +204,45 @@ if want_model:
     for i, w in enumerate(a):
         if w in ("--model-path", "--model") and i + 1 < len(a) and os.path.isdir(a[i + 1]):
             model = sum(os.path.getsize(os.path.join(a[i + 1], n)) for n in os.listdir(a[i + 1]) if n.endswith(".safetensors"))
-print(json.dumps({"alive": True, "cpu": cpu, "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "model": model}))
+def socks(p):
+    out = set()
+    for fd in os.listdir("/proc/%d/fd" % p):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (p, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:["): out.add(link[8:-1])
+    return out
+listen = None
+if port:
+    inodes = set()
+    for fn in ("tcp", "tcp6"):  # the server's own network namespace (a container's, too)
+        try:
+            with open("/proc/%d/net/%s" % (root, fn)) as f:
+                next(f)
+                for line in f:
+                    a = line.split()
+                    if len(a) > 9 and a[3] == "0A" and int(a[1].rsplit(":", 1)[1], 16) == port: inodes.add(a[9])
+        except (OSError, StopIteration, ValueError): pass
+    if not inodes:
+        listen = {"state": "free"}
+    else:
+        mine, readable = False, True
+        for p in pids:
+            try:
+                if socks(p) & inodes: mine = True; break
+            except PermissionError: readable = False
+            except OSError: pass
+        if mine: listen = {"state": "own"}
+        elif not readable: listen = {"state": "unknown"}
+        else:
+            listen = {"state": "other"}
+            for d in os.listdir("/proc"):
+                if d.isdigit() and int(d) not in pids:
+                    try:
+                        if socks(int(d)) & inodes:
+                            with open("/proc/%s/comm" % d) as f: listen = {"state": "other", "pid": int(d), "name": f.read().strip()}
+                            break
+                    except OSError: pass
+print(json.dumps({"alive": True, "cpu": cpu, "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "model": model, "port": listen}))
 """
