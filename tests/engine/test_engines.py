@@ -232,7 +232,9 @@ def test_real_engine_corrupt_safetensors_fails_in_weight_load(eng: Engine, tmp: 
 
 @each_engine
 def test_real_engine_port_in_use_fails(eng: Engine, tmp: Path) -> None:
-    """The HTTP port is taken: the engine cannot bind; exit 3 naming the address in use."""
+    """The HTTP port is held by another process: coldwatch names the holder at its first sample, long
+    before the engine fails to bind (SGLang loads the whole model first), then exits 3 naming the
+    address in use."""
     blocker = socket.socket()
     blocker.bind(("127.0.0.1", 0))
     blocker.listen()
@@ -240,9 +242,7 @@ def test_real_engine_port_in_use_fails(eng: Engine, tmp: Path) -> None:
     srv = Server(eng, tmp, port=port)
     watch = LogWatch(srv.log, r"(?i)address already in use|port is already in use|Errno 98")
     try:
-        args = srv.args()
-        args[args.index("--url") + 1] = f"http://127.0.0.1:{free_port()}"  # the probe must not see the blocker as the server
-        r = coldwatch(*args, timeout=420)
+        r = coldwatch(*srv.args(), timeout=420)
         exited = time.time()
     finally:
         watch.stop()
@@ -250,6 +250,9 @@ def test_real_engine_port_in_use_fails(eng: Engine, tmp: Path) -> None:
         blocker.close()
     res = failed_soon_after(r, watch, exited)
     assert "in use" in str(res["reason"]).lower(), res
+    held = [e for e in json_lines(r.stdout) if e["event"] == "warning" and f"pid {os.getpid()}" in e["message"]]
+    assert held and "held by python" in held[0]["message"], json_lines(r.stdout)
+    print(f"port holder named {res['t'] - held[0]['t']:.1f}s before the engine failed")
     record(eng, srv.log, "port-in-use")
 
 
