@@ -19,11 +19,12 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true", help="each benchmark once, quickly (CI)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--engines", type=int, nargs="?", const=3, metavar="N", help="only the real-engine benchmark, N starts each (3)")
+    ap.add_argument("--only", choices=["sglang", "vllm"], help="with --engines: one engine")
     a = ap.parse_args()
     os.environ.setdefault("COLDWATCH_HOME", tempfile.mkdtemp(prefix="cwbench-home-"))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
     if a.engines:
-        figures = {"engines": engines.main(a.engines)}
+        figures = {"engines": engines.main(a.engines, a.only)}
         if a.json:
             a.json.write_text(json.dumps(figures, indent=1, default=str))
         return 0

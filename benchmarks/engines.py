@@ -105,10 +105,10 @@ def one_start(engine: str, offset: float) -> dict[str, Any]:
     }
 
 
-def main(starts: int = 3) -> dict[str, Any]:
+def main(starts: int = 3, only: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     rnd = random.Random(1)
-    for engine in engines.ENGINES:
+    for engine in [only] if only else engines.ENGINES:
         if not engines.built(engine):
             print(f"engines: {engine} skipped (python scripts/engines.py build {engine})")
             continue

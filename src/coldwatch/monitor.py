@@ -46,6 +46,11 @@ PING_TIMEOUT = 10.0
 RESTART_WAIT = 15.0
 """With --max-restarts left, seconds to wait after a failure for systemd to restart the server."""
 DEATH_GRACE = 1.5
+# Once the log says the server is about to listen (warm-up) or ready, a refused port is probed this
+# often for FAST_FOR seconds: the log line can come a moment before the bind (vLLM logs "Application
+# startup complete" as uvicorn starts), and a refused connect costs one channel-open round trip.
+FAST_PROBE = 0.2
+FAST_FOR = 30.0
 # A process outside the server's tree that listens on the probed port: its answers are not the
 # server's. Front proxies and tunnels are expected there; another inference server (a stale one still
 # holding the port) is not, and its answers must not make a start READY.
@@ -123,6 +128,7 @@ class Monitor:
         self.foreign: tuple[int, str] | None = None  # another server holding the probed port
         self.proc_off = False
         self.held = False  # a ready answer was held back until the port's owner is known
+        self.fast_until = 0.0
         self.failed_at: float | None = None
         self.death: tuple[float, str, str] | None = None
         self.warned: set[str] = set()
@@ -243,8 +249,10 @@ class Monitor:
 
     def _http_thread(self) -> None:
         while not self.stop.is_set():
-            self.put("http", self.ladder.probe())
-            self.trigger.wait(self.s.interval)
+            st = self.ladder.probe()
+            self.put("http", st)
+            fast = st.state == "refused" and self.now() < self.fast_until
+            self.trigger.wait(min(FAST_PROBE, self.s.interval) if fast else self.s.interval)
             self.trigger.clear()
 
     # ---- the run -----------------------------------------------------------------------
@@ -361,6 +369,8 @@ class Monitor:
             self.evidence["progress"] = self.t()
         if sig.kind == "failed" and self.failed_at is None:
             self.failed_at = self.t()
+        if sig.kind == "ready" or (sig.kind == "phase" and sig.data.get("phase") == "warmup"):
+            self.fast_until = self.now() + FAST_FOR
         if sig.kind == "ready":
             self.trigger.set()  # probe now instead of at the next tick
         ev = from_signal(sig, self.epoch0)
