@@ -190,6 +190,24 @@ def test_stale_server_on_the_port_is_not_ready(sim) -> None:  # type: ignore[no-
     assert evs[-1]["outcome"] == "timeout"
 
 
+def test_listener_started_after_the_server_counts(sim) -> None:  # type: ignore[no-untyped-def]
+    """The port's holder is outside the server's tree but started after it (a container that this start
+    launched, `docker run --network host`): its answers count; coldwatch notes whom it probes."""
+    root = sim("slow", 0.15)
+    time.sleep(0.2)
+    served = sim("ready", 0.01)
+    for _ in range(100):
+        if _answers(served.port):
+            break
+        time.sleep(0.1)
+    args = root.args("--timeout", "20s", "-o", "json")
+    args[args.index("--url") + 1] = f"http://127.0.0.1:{served.port}"
+    r = coldwatch(*args)
+    evs = json_lines(r.stdout)
+    assert r.returncode == 0, evs[-1]
+    assert any("served by python" in e["message"] for e in evs if e["event"] == "warning"), evs
+
+
 def test_server_owning_its_port_is_ready_at_once(sim) -> None:  # type: ignore[no-untyped-def]
     """coldwatch started after the server is already up: ready as soon as the port's owner is checked."""
     s = sim("ready", 0.01)

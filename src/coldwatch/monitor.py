@@ -502,7 +502,9 @@ class Monitor:
         self.foreign = None
         if sample.port == "other" and sample.owner_pid is not None:
             name = sample.owner_name or "?"
-            if name.startswith(SERVER_NAMES):
+            # a server that was listening before this start began (a container started by this
+            # start, e.g. `docker run --network host`, is younger than the server's root process)
+            if name.startswith(SERVER_NAMES) and sample.owner_older:
                 self.foreign = (sample.owner_pid, name)
                 self.warn(
                     f"foreign{sample.owner_pid}",
@@ -510,7 +512,10 @@ class Monitor:
                     "its answers do not count as ready, and the server will fail to bind the port",
                 )
             else:
-                self.warn(f"front{sample.owner_pid}", f"port {self.port} is served by {name} (pid {sample.owner_pid}); probing through it")
+                self.warn(
+                    f"front{sample.owner_pid}",
+                    f"port {self.port} is served by {name} (pid {sample.owner_pid}), outside the server's process tree; probing through it",
+                )
         if self.held and self.foreign is None:
             self.held = False
             self.trigger.set()  # a readiness answer held back can count now: probe again at once

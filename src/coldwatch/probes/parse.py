@@ -117,6 +117,7 @@ class ProcSample:
     port: str | None = None
     owner_pid: int | None = None
     owner_name: str | None = None
+    owner_older: bool = False  # the holder started before the server: it was there before this start
 
 
 COMPILERS = ("nvcc", "cicc", "ptxas", "ninja", "cc1plus", "gcc", "g++", "c++", "clang", "ld")
@@ -156,6 +157,7 @@ def _port_fields(port: Any) -> dict[str, Any]:
         "port": port["state"],
         "owner_pid": pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
         "owner_name": str(name)[:32] if isinstance(name, str) else None,
+        "owner_older": port.get("older") is True,
     }
 
 
@@ -204,6 +206,8 @@ if want_model:
     for i, w in enumerate(a):
         if w in ("--model-path", "--model") and i + 1 < len(a) and os.path.isdir(a[i + 1]):
             model = sum(os.path.getsize(os.path.join(a[i + 1], n)) for n in os.listdir(a[i + 1]) if n.endswith(".safetensors"))
+def started(p):
+    with open("/proc/%d/stat" % p) as f: return int(f.read().rsplit(")", 1)[1].split()[19])
 def socks(p):
     out = set()
     for fd in os.listdir("/proc/%d/fd" % p):
@@ -242,6 +246,7 @@ if port:
                     try:
                         if socks(int(d)) & inodes:
                             with open("/proc/%s/comm" % d) as f: listen = {"state": "other", "pid": int(d), "name": f.read().strip()}
+                            listen["older"] = started(int(d)) < started(root)  # there before this start
                             break
                     except OSError: pass
 print(json.dumps({"alive": True, "cpu": cpu, "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "model": model, "port": listen}))
