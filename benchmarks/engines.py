@@ -24,28 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import engines  # noqa: E402
 
 from coldwatch.sim import free_port  # noqa: E402
-
-
-def _first_completion(port: int, stop: threading.Event, out: list[float]) -> None:
-    body = {"model": "tiny", "prompt": "def hello", "max_tokens": 1, "temperature": 0}
-    with httpx.Client(timeout=5) as c:
-        while not stop.is_set():
-            try:
-                r = c.post(f"http://127.0.0.1:{port}/v1/completions", json=body)
-                if r.status_code == 200 and isinstance(r.json()["choices"][0]["text"], str):
-                    out.append(time.time())
-                    return
-            except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
-                pass
-            time.sleep(0.1)
 
 
 def tools(engine: str, port: int, log: Path, pid: int, offset: float) -> dict[str, list[str]]:
@@ -74,7 +58,7 @@ def one_start(engine: str, offset: float) -> dict[str, Any]:
     spawned = time.time()
     srv = engines.start(engine, port, log)
     stop, first = threading.Event(), []
-    poller = threading.Thread(target=_first_completion, args=(port, stop, first), daemon=True)
+    poller = threading.Thread(target=engines.first_completion, args=(port, stop, first), daemon=True)
     poller.start()
     procs = {
         name: subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

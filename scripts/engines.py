@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 ENGINES = {
@@ -219,6 +221,24 @@ def start(engine: str, port: int, logfile: Path, model: Path | None = None, extr
     cmd, env = command(engine, port, model, extra)
     with open(logfile, "ab") as out:  # the child keeps its own descriptor
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def first_completion(port: int, stop: threading.Event, out: list[float]) -> None:
+    """A poller for tests and benchmarks: appends the moment the server first returns a 1-token
+    completion (every 0.1 s until then, or until stop is set)."""
+    import httpx  # the project's environment, not the engine's
+
+    body = {"model": "tiny", "prompt": "def hello", "max_tokens": 1, "temperature": 0}
+    with httpx.Client(timeout=5) as c:
+        while not stop.is_set():
+            try:
+                r = c.post(f"http://127.0.0.1:{port}/v1/completions", json=body)
+                if r.status_code == 200 and isinstance(r.json()["choices"][0]["text"], str):
+                    out.append(time.time())
+                    return
+            except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
+                pass
+            time.sleep(0.1)
 
 
 def main(argv: list[str]) -> int:

@@ -47,6 +47,7 @@ PING_TIMEOUT = 10.0
 RESTART_WAIT = 15.0
 """With --max-restarts left, seconds to wait after a failure for systemd to restart the server."""
 DEATH_GRACE = 1.5
+"""Seconds to wait for the log after the process died, so the logged cause wins."""
 # Once the log says the server is about to listen (warm-up) or ready, a refused port is probed this
 # often for FAST_FOR seconds: the log line can come a moment before the bind (vLLM logs "Application
 # startup complete" as uvicorn starts), and a refused connect costs one channel-open round trip.
@@ -80,9 +81,6 @@ def local_port(url: str) -> int | None:
         return u.port or (443 if u.scheme == "https" else 80)
     except ValueError:
         return None
-
-
-"""Seconds to wait for the log after the process died, so the logged cause wins."""
 
 
 def service_cmd(unit: str) -> str:

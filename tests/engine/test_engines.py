@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 from conftest import ROOT, coldwatch, json_lines
 
@@ -161,22 +161,20 @@ def tmp(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path
 
 
-def first_good_completion(port: int, stop: threading.Event, out: list[float]) -> None:
-    """A parallel poller: the moment the server first returns a completion."""
-    body = {"model": "tiny", "prompt": "def hello", "max_tokens": 1, "temperature": 0}
-    with httpx.Client(timeout=5) as c:
-        while not stop.is_set():
-            try:
-                r = c.post(f"http://127.0.0.1:{port}/v1/completions", json=body)
-                if r.status_code == 200 and r.json()["choices"][0]["text"] is not None:
-                    out.append(time.time())
-                    return
-            except (httpx.HTTPError, ValueError, KeyError, IndexError):
-                pass
-            time.sleep(0.1)
+def watch_failure(srv: Server, cause: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run coldwatch on a start that is meant to fail (cause: a regex for the engine's causal line);
+    returns its result and events after checking exit 3 within 3 s of the cause being written."""
+    watch = LogWatch(srv.log, cause)
+    try:
+        r = coldwatch(*srv.args(), timeout=420)
+        exited = time.time()
+    finally:
+        watch.stop()
+        srv.stop()
+    return failed_soon_after(r, watch, exited), json_lines(r.stdout)
 
 
-def failed_soon_after(r: subprocess.CompletedProcess[bytes], watch: LogWatch, exited: float) -> dict[str, object]:
+def failed_soon_after(r: subprocess.CompletedProcess[bytes], watch: LogWatch, exited: float) -> dict[str, Any]:
     """The run's result: exit 3, and how long after the cause was written coldwatch exited."""
     res = json_lines(r.stdout)[-1]
     assert r.returncode == 3, res
@@ -191,7 +189,7 @@ def test_real_engine_ready_phases_and_latency(eng: Engine, tmp: Path) -> None:
     """Exit 0, the phases the engine really goes through, detected soon after the first good completion."""
     srv = Server(eng, tmp)
     stop, first = threading.Event(), []
-    poller = threading.Thread(target=first_good_completion, args=(srv.port, stop, first), daemon=True)
+    poller = threading.Thread(target=engines.first_completion, args=(srv.port, stop, first), daemon=True)
     poller.start()
     try:
         r = coldwatch(*srv.args(), timeout=420)
@@ -217,14 +215,7 @@ def test_real_engine_corrupt_safetensors_fails_in_weight_load(eng: Engine, tmp: 
     st = model / "model.safetensors"
     st.write_bytes(st.read_bytes()[: st.stat().st_size // 2])
     srv = Server(eng, tmp, model)
-    watch = LogWatch(srv.log, r"SafetensorError|safetensors_rust")
-    try:
-        r = coldwatch(*srv.args(), timeout=420)
-        exited = time.time()
-    finally:
-        watch.stop()
-        srv.stop()
-    res = failed_soon_after(r, watch, exited)
+    res, _ = watch_failure(srv, r"SafetensorError|safetensors_rust")
     assert res["phase"] == "weight_load" and res["failure_kind"] == "exception", res
     assert re.search(r"safetensor", str(res["reason"]), re.I), res
     record(eng, srv.log, "corrupt-safetensors")
@@ -240,18 +231,13 @@ def test_real_engine_port_in_use_fails(eng: Engine, tmp: Path) -> None:
     blocker.listen()
     port = blocker.getsockname()[1]
     srv = Server(eng, tmp, port=port)
-    watch = LogWatch(srv.log, r"(?i)address already in use|port is already in use|Errno 98")
     try:
-        r = coldwatch(*srv.args(), timeout=420)
-        exited = time.time()
+        res, evs = watch_failure(srv, r"(?i)address already in use|port is already in use|Errno 98")
     finally:
-        watch.stop()
-        srv.stop()
         blocker.close()
-    res = failed_soon_after(r, watch, exited)
     assert "in use" in str(res["reason"]).lower(), res
-    held = [e for e in json_lines(r.stdout) if e["event"] == "warning" and f"pid {os.getpid()}" in e["message"]]
-    assert held and "held by python" in held[0]["message"], json_lines(r.stdout)
+    held = [e for e in evs if e["event"] == "warning" and f"pid {os.getpid()}" in e["message"]]
+    assert held and "held by python" in held[0]["message"], evs
     print(f"port holder named {res['t'] - held[0]['t']:.1f}s before the engine failed")
     record(eng, srv.log, "port-in-use")
 
@@ -267,16 +253,9 @@ def test_real_engine_kv_cache_too_small_is_oom(eng: Engine, tmp: Path) -> None:
         cfg.update(config)
         (model / "config.json").write_text(json.dumps(cfg))
     srv = Server(eng, tmp, model, extra=flags)
-    watch = LogWatch(
-        srv.log, r"Not enough memory|KV cache is needed, which is larger than the available|leave no GPU memory for the KV cache"
+    res, _ = watch_failure(
+        srv, r"Not enough memory|KV cache is needed, which is larger than the available|leave no GPU memory for the KV cache"
     )
-    try:
-        r = coldwatch(*srv.args(), timeout=420)
-        exited = time.time()
-    finally:
-        watch.stop()
-        srv.stop()
-    res = failed_soon_after(r, watch, exited)
     assert res["failure_kind"] == "oom" and res["phase"] == "kv_alloc", res
     record(eng, srv.log, "kv-cache-too-small")
 
