@@ -32,15 +32,6 @@ def test_demo_scenarios_exit_codes(scenario: str, extra: list[str], code: int, o
         assert res["restarts"] == 1
 
 
-def test_demo_slow_start_warns_against_history() -> None:
-    """After a normal start is recorded, the slow scenario says a phase is slower than usual."""
-    assert coldwatch("demo", "--speed", "0.2", "-o", "json").returncode == 0
-    r = coldwatch("demo", "--scenario", "slow", "--speed", "0.3", "-o", "json")
-    evs = json_lines(r.stdout)
-    assert r.returncode == 0
-    assert any(e["event"] == "warning" and "slower than usual" in e["message"] for e in evs)
-
-
 def test_demo_rejects_unknown_scenario() -> None:
     """A typo in --scenario is a usage error naming the choices."""
     r = coldwatch("demo", "--scenario", "fast")

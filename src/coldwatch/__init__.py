@@ -16,8 +16,8 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "replay_file", "wait"]
 
 if TYPE_CHECKING:
+    from coldwatch.judge import Verdict
     from coldwatch.phases import Span
-    from coldwatch.replay import Verdict
 
 
 def replay_file(path: str | Path, engine: str | None = None) -> tuple[Verdict, list[Span]]:
@@ -25,8 +25,8 @@ def replay_file(path: str | Path, engine: str | None = None) -> tuple[Verdict, l
     from coldwatch.replay import read_chunks, replay
 
     with open(path, "rb") as fh:
-        c, verdict = replay(read_chunks(fh), engine=engine)
-    return verdict, c.state.timeline()
+        j, verdict = replay(read_chunks(fh), engine=engine)
+    return verdict, j.c.state.timeline()
 
 
 def wait(host: str | None = None, **options: Any) -> dict[str, Any]:

@@ -62,14 +62,23 @@ def replay(
     output: OutputOpt = "auto",
     record: Annotated[bool, typer.Option("--record", help="Import this start into the history (the ETA baseline).")] = False,
     target: Annotated[Optional[str], typer.Option("--target", help="History target name for --record (default: the file name).")] = None,
+    max_restarts: Annotated[
+        int, typer.Option("--max-restarts", help="Restarts in the log tolerated before the start counts as failed.", min=0)
+    ] = 0,
+    stall_after: Annotated[
+        Optional[str],
+        typer.Option("--stall-after", help="Stalled at a gap in the log longer than this (90s, 10m) [default: off].", show_default=False),
+    ] = None,
 ) -> None:
     """Tell the story of a cold start from a saved log: phase timeline and verdict."""
     from coldwatch.commands import run_replay
+    from coldwatch.settings import parse_duration
 
     _check_output(output, ("auto", "live", "plain", "json"))
     if engine not in ("auto", "sglang", "vllm"):
         raise ConfigError(f"--engine: expected auto, sglang or vllm, got {engine!r}")
-    code = run_replay(log, engine, rules or [], output, record, target)
+    stall = parse_duration(stall_after, "--stall-after") if stall_after is not None else 0.0
+    code = run_replay(log, engine, rules or [], output, record, target, max_restarts, stall)
     raise typer.Exit(int(code))
 
 

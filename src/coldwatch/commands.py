@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from coldwatch.errors import ConfigError
-from coldwatch.events import from_signal, result
 from coldwatch.exitcodes import ExitCode
 from coldwatch.normalise import Normaliser
-from coldwatch.phases import Signal, load_rules
+from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output
 from coldwatch.render.jsonl import JsonSink
-from coldwatch.render.plain import PlainSink, fmt_t, verdict_line
-from coldwatch.replay import read_chunks, replay
+from coldwatch.render.plain import PlainSink, print_timeline
+from coldwatch.replay import read_chunks, replay, replay_policy
 
 
 def _open_log(path: str) -> tuple[BinaryIO, bool]:
@@ -37,26 +37,34 @@ def _guarded(stream: BinaryIO, path: str) -> Iterator[bytes]:
         raise ConfigError(f"{path}: read failed: {exc.strerror or exc}") from None
 
 
-def run_replay(path: str, engine: str, rule_files: list[Path], output: str, record: bool, target: str | None) -> ExitCode:
+def run_replay(
+    path: str,
+    engine: str,
+    rule_files: list[Path],
+    output: str,
+    record: bool,
+    target: str | None,
+    max_restarts: int = 0,
+    stall_after: float = 0.0,
+) -> ExitCode:
     rules = load_rules(rule_files)
     mode = choose_output(output, sys.stdout)
     sink: Sink | None = JsonSink() if mode == "json" else None
-    norm = Normaliser()
-
-    def on_signal(s: Signal) -> None:
-        ev = from_signal(s, norm.clock.origin_epoch)
-        if ev is not None and sink is not None:
-            sink.emit(ev)
-
     stream, close = _open_log(path)
     try:
-        c, verdict = replay(_guarded(stream, path), rules, None if engine == "auto" else engine, on_signal, norm)
+        j, verdict = replay(
+            _guarded(stream, path),
+            rules,
+            None if engine == "auto" else engine,
+            sink.emit if sink is not None else None,
+            policy=replay_policy(max_restarts, stall_after),
+        )
     finally:
         if close:
             stream.close()
-    st = c.state
+    st = j.c.state
     spans = st.timeline()
-    res = result(verdict, st.last_t, norm.clock.origin_epoch, spans, engine=st.engine, lines=st.lines)
+    res = j.result(st.last_t if st.last_t is not None else j.now, engine=st.engine, lines=st.lines, restarts=j.restarts)
     if record:
         from coldwatch.history import record_replay
 
@@ -64,19 +72,8 @@ def run_replay(path: str, engine: str, rule_files: list[Path], output: str, reco
     if sink is not None:
         sink.emit(res)
         return ExitCode(verdict.exit_code)
-    _print_timeline(spans, res)
+    print_timeline(spans, res, sys.stdout)
     return ExitCode(verdict.exit_code)
-
-
-def _print_timeline(spans: list[Any], res: dict[str, Any]) -> None:
-    out = sys.stdout
-    out.write("phase           start  duration  progress   began with\n")
-    for s in spans:
-        dur = ("" if s.phase == "ready" else "(open)") if s.start is None or s.end is None else f"{s.end - s.start:.0f}s"
-        prog = f"{s.done}/{s.total}" if s.total else ""
-        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {s.evidence[:100]}\n")
-    out.write(verdict_line(res) + "\n")
-    out.flush()
 
 
 # ---- wait / status / demo / history ---------------------------------------------------------
@@ -114,60 +111,72 @@ def run_wait(settings: Any, sinks: list[Sink] | None = None) -> ExitCode:
 
 
 def run_status(settings: Any) -> ExitCode:
-    """One snapshot: read the log so far, one GPU sample, one HTTP probe; no waiting."""
+    """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
+    GPUs, the process tree, one HTTP probe) fed to the judge; no waiting."""
+    from coldwatch.events import event
     from coldwatch.hosts import open_host
     from coldwatch.http import Ladder, make_client
-    from coldwatch.monitor import NVIDIA_SMI, service_cmd
-    from coldwatch.phases import Classifier
+    from coldwatch.judge import Judge
+    from coldwatch.monitor import NVIDIA_SMI, policy_for
     from coldwatch.probes.log import LogSource
-    from coldwatch.probes.parse import parse_gpu_csv, parse_systemctl_show
+    from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample
+    from coldwatch.supervisors import supervisor_for
 
+    sup = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
+    policy = policy_for(settings, {})
+    policy.stall_after = policy.timeout = 0.0
+    policy.tail = False
+    j = Judge(policy, load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
     host = open_host(settings)
     try:
-        r = host.run(service_cmd(settings.unit), timeout=10)
-        svc = parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
+        svc = None
+        cmd = sup.state_command()
+        if cmd is not None:
+            r = host.run(cmd, timeout=10)
+            svc = sup.parse(r.rc, r.stdout.decode("utf-8", "replace"))
+            j.supervisor(svc, 0.0, initial=True)
         source = LogSource(settings.log_cmd, settings.unit, svc)
-        log_cmd = source.command().replace(" -f ", " ").replace(" -n 0", " -n 2000")
-        c = Classifier(load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
-        out = host.run(f"timeout 5 {log_cmd}" if settings.log_cmd else log_cmd, timeout=15).stdout
+        out = host.run(source.command(follow=False), timeout=15).stdout
         norm = Normaliser()
         for rec in source.records([out]):
             for line in norm.lines(rec):
-                c.feed(line)
+                j.line(line, 0.0)
         g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)
-        gpus, _ = parse_gpu_csv(g.stdout.decode("utf-8", "replace")) if g.rc == 0 else ([], [])
+        samples, problem = gpu_evidence(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
+        if problem:
+            j.warn("gpu", problem, 0.0)
+        if samples:
+            j.gpu(samples, 0.0)
+        if j.pid is not None:
+            p = host.run(f"python3 - {int(j.pid)} 0 {policy.port or 0}", timeout=10, stdin=PROC_SCRIPT.encode())
+            sample = parse_proc_sample(p.stdout.decode("utf-8", "replace")) if p.rc == 0 else None
+            if sample is not None:
+                j.proc(j.pid, sample, 0.0)
+            elif p.rc is not None:
+                j.proc_unavailable(p.stderr.decode("utf-8", "replace")[:200], 0.0)
         with make_client(host, verify=not settings.insecure) as client:
-            http = Ladder(client, settings.url, settings.model, settings.api_key).probe()
+            j.http(Ladder(client, settings.url, settings.model, settings.api_key).probe(), 0.0)
+        j.tick(0.0)
     finally:
         host.close()
-    st = c.state
-    snap = {
-        "event": "status",
-        "phase": st.last_phase() or st.phase,
-        "outcome": st.outcome,
-        "failure_kind": st.failure.kind if st.failure else None,
-        "cause": st.failure.cause if st.failure else None,
-        "last_line": st.last_line,
-        "gpus": [x.as_dict() for x in gpus],
-        "http": {"state": http.state, "status": http.status, "detail": http.detail},
-        "service": ({"active": svc.active, "sub": svc.sub, "restarts": svc.restarts} if svc and svc.known else None),
-    }
+    snap = {**event("status", 0.0, time.time()), **j.snapshot()}
+    snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
+    code = status_code(snap)
+    snap["exit_code"] = int(code)
     if choose_output(settings.output, sys.stdout) == "json":
         JsonSink().emit(snap)
     else:
-        w = sys.stdout.write
-        w(f"phase:   {snap['phase']}" + (f" ({st.outcome})" if st.outcome != "pending" else "") + "\n")
-        if snap["cause"]:
-            w(f"cause:   [{snap['failure_kind']}] {snap['cause']}\n")
-        w(f"http:    {http.state}{' ' + str(http.status) if http.status else ''} {http.detail}\n")
-        for x in gpus:
-            w(f"GPU{x.index}:    {(x.used_mib or 0) / 1024:.1f}/{(x.total_mib or 0) / 1024:.0f} GB  util {x.util}%\n")
-        if snap["service"]:
-            w(f"unit:    {svc.active}/{svc.sub}, restarts {svc.restarts}\n")  # type: ignore[union-attr]
-        w(f"last:    {st.last_line[:150]}\n")
-    if http.state == "ready":
+        from coldwatch.render.plain import print_status
+
+        print_status(snap, sys.stdout)
+    return code
+
+
+def status_code(snap: dict[str, Any]) -> ExitCode:
+    """0 ready (a completion was served), 3 failed (the log or the supervisor says so), 124 not yet."""
+    if snap["outcome"] == "ready" and (snap.get("http") or {}).get("state") == "ready":
         return ExitCode.READY
-    if st.outcome == "failed":
+    if snap["outcome"] == "failed":
         return ExitCode.FAILED
     return ExitCode.TIMEOUT
 
@@ -184,26 +193,8 @@ def run_history(target: str | None, output: str) -> ExitCode:
     if not recs:
         sys.stdout.write(f"no recorded starts{' for ' + target if target else ''} (history: {history.path()})\n")
         return ExitCode.READY
-    order = [p for p in ("dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup")]
-    short = {
-        "dist_init": "dist",
-        "weight_load": "load",
-        "marlin_repack": "repack",
-        "draft_init": "draft",
-        "kv_alloc": "kv",
-        "jit_compile": "jit",
-        "graph_capture": "capture",
-        "warmup": "warmup",
-    }
-    w = sys.stdout.write
-    w(f"{'when':<20} {'target':<28} {'outcome':<11} " + " ".join(f"{short[p]:>7}" for p in order) + "   total\n")
-    for r in recs:
-        d = r.get("durations") or {}
-        cells = " ".join(f"{d[p]:7.0f}" if p in d else f"{'-':>7}" for p in order)
-        total = f"{r['total']:7.0f}s" if isinstance(r.get("total"), (int, float)) else "      -"
-        w(f"{str(r.get('ts') or '')[:19]:<20} {str(r['target'])[:28]:<28} {str(r.get('outcome')):<11} {cells} {total}\n")
-    for tgt in sorted({str(r["target"]) for r in recs}):
-        base = history.baseline(tgt, records=recs)
-        if base.get("total"):
-            w(f"median ready start of {tgt}: {base['total']:.0f}s\n")
+    from coldwatch.render.plain import print_history
+
+    medians = {t: history.baseline(t, records=recs).get("total") for t in sorted({str(r["target"]) for r in recs})}
+    print_history(recs, medians, sys.stdout)
     return ExitCode.READY

@@ -5,10 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from coldwatch.phases import Signal, Span
-from coldwatch.replay import Verdict
-
-SCHEMA = 1
+from coldwatch.phases import Signal
 
 
 def iso(epoch: float | None) -> str | None:
@@ -34,24 +31,3 @@ def from_signal(s: Signal, epoch0: float | None) -> dict[str, Any] | None:
     if s.kind == "warning":
         return event("warning", s.t, epoch0, message=d["message"][:300])
     return None
-
-
-def result(v: Verdict, t: float | None, epoch0: float | None, spans: list[Span], **extra: Any) -> dict[str, Any]:
-    """The last line of every run."""
-    return event(
-        "result",
-        t,
-        epoch0,
-        outcome=v.outcome,
-        exit_code=int(v.exit_code),
-        phase=v.phase,
-        failure_kind=v.failure_kind,
-        reason=v.reason[:500],
-        phases=[{"phase": s.phase, "start": _r(s.start), "end": _r(s.end)} for s in spans],
-        schema=SCHEMA,
-        **extra,
-    )
-
-
-def _r(x: float | None) -> float | None:
-    return round(x, 3) if x is not None else None

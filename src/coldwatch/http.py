@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import ssl
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,7 +16,10 @@ import httpcore
 import httpx
 
 from coldwatch.errors import ColdwatchError, ConfigError
+from coldwatch.evidence import HttpState
 from coldwatch.hosts.base import Host, TcpStream
+
+__all__ = ["HttpState", "Ladder", "check_url", "completion_ok", "make_client"]
 
 BODY_CAP = 64 * 1024
 """At most this many bytes of any response body are read."""
@@ -157,16 +159,6 @@ def make_client(host: Host, verify: bool = True, timeout: float = 5.0) -> httpx.
     transport = httpx.HTTPTransport(verify=ctx)
     transport._pool = httpcore.ConnectionPool(ssl_context=ctx, network_backend=HostBackend(host), max_connections=4)
     return httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
-
-
-@dataclass(frozen=True, slots=True)
-class HttpState:
-    """One rung of the readiness ladder."""
-
-    state: str  # refused | timeout | status | ready | error
-    status: int | None = None
-    detail: str = ""
-    model: str | None = None
 
 
 def check_url(url: str) -> str:

@@ -1,16 +1,17 @@
-"""Drive the classifier from a saved log, on the log's own clock."""
+"""The `replay` driver: records from a saved log fed to the judge on the log's own clock."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-from coldwatch.exitcodes import ExitCode
+from coldwatch.judge import Judge, Policy, Verdict
 from coldwatch.normalise import Normaliser, split_records
-from coldwatch.phases import Classifier, RuleSet, Signal
+from coldwatch.phases import RuleSet
 
 CHUNK = 1 << 20
+
+__all__ = ["Verdict", "read_chunks", "replay", "replay_policy"]
 
 
 def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
@@ -21,50 +22,44 @@ def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
         yield chunk
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """How a cold start ended, as the contract's result line names it."""
-
-    outcome: str  # ready | failed | stalled | unreachable | timeout | incomplete | interrupted
-    exit_code: int
-    phase: str | None
-    failure_kind: str | None
-    reason: str
-
-
-def verdict_of(c: Classifier, ended: str = "incomplete") -> Verdict:
-    """The verdict the classifier's state supports; ``ended`` names a start that never finished."""
-    st = c.state
-    if st.outcome == "ready":
-        return Verdict("ready", ExitCode.READY, "ready", None, st.ready_evidence)
-    if st.outcome == "failed" and st.failure is not None:
-        return Verdict("failed", ExitCode.FAILED, st.last_phase(), st.failure.kind, st.failure.cause)
-    phase = st.last_phase()
-    where = f"in {phase}" if phase else "before any start-up phase"
-    if ended == "incomplete":
-        reason = f"log ended {where} without ready or a failure"
-        return Verdict("incomplete", ExitCode.TIMEOUT, phase, None, reason)
-    return Verdict(ended, ExitCode.TIMEOUT, phase, None, f"not ready: still {where}")
+def replay_policy(max_restarts: int = 0, stall_after: float = 0.0) -> Policy:
+    """A saved log: its ready line is ready; a stall is a gap in the log longer than ``stall_after``
+    (0 = off: a saved log lacks the GPU and process evidence that shows life in a silent minute)."""
+    return Policy(confirm="log", max_restarts=max_restarts, stall_after=stall_after, timeout=0.0)
 
 
 def replay(
     chunks: Iterable[bytes],
     rules: RuleSet | None = None,
     engine: str | None = None,
-    on_signal: Callable[[Signal], None] | None = None,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
     normaliser: Normaliser | None = None,
-) -> tuple[Classifier, Verdict]:
-    """Feed every line to one classifier; return it and the verdict at the end of the log."""
-    c = Classifier(rules, engine)
+    policy: Policy | None = None,
+) -> tuple[Judge, Verdict]:
+    """Feed every line to one judge until its verdict; return the judge and the verdict."""
+    j = Judge(policy or replay_policy(), rules, engine)
     n = normaliser or Normaliser()
-    feed = c.feed
+    line = j.line
     for rec in split_records(chunks):
-        for line in n.lines(rec):
-            signals = feed(line)
-            if signals and on_signal is not None:
-                for s in signals:
-                    on_signal(s)
-    for s in c.finish():
-        if on_signal is not None:
-            on_signal(s)
-    return c, verdict_of(c)
+        for ln in n.lines(rec):
+            line(ln)
+            if on_event is not None:
+                if j.epoch0 is None:
+                    j.epoch0 = n.clock.origin_epoch
+                for ev in j.drain():
+                    on_event(ev)
+            else:
+                j.drain()
+            if j.verdict is not None:
+                break
+        if j.verdict is not None:
+            break
+    v = j.finish()
+    if j.epoch0 is None:
+        j.epoch0 = n.clock.origin_epoch
+    if on_event is not None:
+        for ev in j.drain():
+            on_event(ev)
+    else:
+        j.drain()
+    return j, v

@@ -76,7 +76,7 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class Signal:
-    """Something the classifier concluded: kind is phase | progress | failed | ready | warning."""
+    """Something the classifier concluded: kind is phase | progress | failed | ready | warning | start."""
 
     kind: str
     t: float | None
@@ -95,6 +95,7 @@ class State:
     count: dict[str, int] = field(default_factory=dict)
     lead: str | None = None
     failure: Failure | None = None
+    ready: bool = False
     ready_t: float | None = None
     ready_evidence: str = ""
     frames: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=_MAX_FRAMES))
@@ -106,7 +107,7 @@ class State:
     @property
     def outcome(self) -> str:
         """ready | failed | pending (a candidate failure is still pending)."""
-        if self.ready_t is not None:
+        if self.ready:
             return "ready"
         if self.failure is not None and self.failure.definitive:
             return "failed"
@@ -114,7 +115,7 @@ class State:
 
     def last_phase(self) -> str | None:
         """The phase to report: where a failure happened, else the latest phase reached."""
-        if self.failure is not None and self.ready_t is None and self.failure.phase:
+        if self.failure is not None and not self.ready and self.failure.phase:
             return self.failure.phase
         return None if self.phase == "starting" else self.phase
 
@@ -135,6 +136,7 @@ class Classifier:
         self.rules = rules or builtin_rules()
         self.state = State(engine=engine)
         patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
+        patterns += [r.regex.pattern for r in self.rules.start]
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
         self._detect = self.rules.detect
         self._out: list[Signal] = []
@@ -315,7 +317,7 @@ class Classifier:
                 if rx.search(line.raw):
                     st.engine = eng
                     break
-        if st.ready_t is not None:
+        if st.ready:
             return self._out  # errors and shutdown after ready do not change a ready start
         st.last_line = text[:500]
         self._traceback(text, t)
@@ -334,6 +336,10 @@ class Classifier:
                     self._misses.clear()
                 self._misses.add(shape)
                 return self._out
+        for sr in self.rules.start:
+            if self._active(sr.engine) and sr.regex.search(text):
+                self._emit("start", t, rule=sr.id, evidence=text[:200])
+                break
         rank = self._rank(line)
         for fr in self.rules.failure:
             if self._active(fr.engine) and fr.regex.search(text):
@@ -355,7 +361,7 @@ class Classifier:
             elif rule.is_global and rule.enter:
                 self._global(rule.enter, t, text)
                 if rule.enter == "ready":
-                    st.ready_t = t
+                    st.ready, st.ready_t = True, t
                     st.ready_evidence = text
                     self._emit("ready", t, evidence=text, source="log")
             elif rule.enter:
@@ -446,9 +452,9 @@ class Classifier:
         """The HTTP ladder proved readiness (a good completion)."""
         self._out = []
         st = self.state
-        if st.ready_t is None:
+        if not st.ready:
             self._global("ready", t, evidence)
-            st.ready_t = t
+            st.ready, st.ready_t = True, t
             st.ready_evidence = evidence
             st.failure = None if (st.failure and not st.failure.definitive) else st.failure
             self._emit("ready", t, evidence=evidence, source="http")
@@ -458,7 +464,7 @@ class Classifier:
         """Evidence from outside the log that a phase is running (a JIT compiler child process)."""
         self._out = []
         st = self.state
-        if st.ready_t is None and not (st.failure and st.failure.definitive) and st.phase != phase:
+        if not st.ready and not (st.failure and st.failure.definitive) and st.phase != phase:
             self._enter(st.lead or "", phase, t, evidence)
         return self._out
 
@@ -466,7 +472,7 @@ class Classifier:
         """The server process or unit is gone: a pending cause becomes the verdict."""
         self._out = []
         st = self.state
-        if st.ready_t is not None:
+        if st.ready:
             return self._out
         if st.failure is None:
             st.failure = Failure(kind, reason, "service", t, definitive=True)
@@ -480,7 +486,7 @@ class Classifier:
         """End of the log: a pending traceback is the cause of a failure."""
         self._out = []
         f = self.state.failure
-        if f is not None and not f.definitive and self.state.ready_t is None:
+        if f is not None and not f.definitive and not self.state.ready:
             f.definitive = True
             self._emit_failed(self.state.last_t)
         return self._out

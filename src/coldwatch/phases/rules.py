@@ -76,6 +76,15 @@ class FailureRule:
 
 
 @dataclass(frozen=True, slots=True)
+class StartRule:
+    """A line that begins a new server process (a start): after progress, it means a restart."""
+
+    id: str
+    engine: str
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
 class TaggedRegex:
     label: str
     regex: re.Pattern[str]
@@ -91,6 +100,7 @@ class RuleSet:
     kind: list[TaggedRegex] = field(default_factory=list)
     frame: list[TaggedRegex] = field(default_factory=list)
     detect: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    start: list[StartRule] = field(default_factory=list)
 
 
 def _phase(value: Any, where: str) -> str:
@@ -119,7 +129,7 @@ def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> 
 
 
 def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
-    known = {"engine", "phase", "bar", "failure", "kind", "frame"}
+    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
@@ -178,6 +188,11 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
             rules.failure,
             FailureRule(rid, str(e.get("engine", engine)), _compile(_str(e, "pattern", where) or "", where), kind, role),
         )
+    for i, e in enumerate(data.get("start", [])):
+        where = f"{source} [[start]] #{i + 1} ({e.get('id', '?')})"
+        rid = _str(e, "id", where)
+        assert rid is not None
+        _put(rules.start, StartRule(rid, str(e.get("engine", engine)), _compile(_str(e, "pattern", where) or "", where)))
     for i, e in enumerate(data.get("kind", [])):
         where = f"{source} [[kind]] #{i + 1}"
         kind = e.get("kind")
@@ -189,7 +204,7 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), _compile(_str(e, "pattern", where) or "", where)))
 
 
-def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule) -> None:
+def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule | StartRule) -> None:
     """Replace the rule with the same id in place, or append."""
     for i, old in enumerate(items):
         if old.id == new.id:
@@ -227,7 +242,9 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
     base = builtin_rules()
     if not extra:
         return base
-    rules = RuleSet(list(base.phase), list(base.bar), list(base.failure), list(base.kind), list(base.frame), dict(base.detect))
+    rules = RuleSet(
+        list(base.phase), list(base.bar), list(base.failure), list(base.kind), list(base.frame), dict(base.detect), list(base.start)
+    )
     for path in extra:
         try:
             text = path.read_text(encoding="utf-8")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+from coldwatch.evidence import SupervisorState
 from coldwatch.hosts.base import q
 from coldwatch.normalise import MAX_RECORD, split_records
-from coldwatch.probes.parse import ServiceState
 
 
 def _since(stamp: str) -> str:
@@ -48,7 +48,7 @@ def journal_message(entry: bytes) -> bytes | None:
 class LogSource:
     """A resumable log follower description. Not thread-safe: one follower at a time."""
 
-    def __init__(self, log_cmd: str | None, unit: str, svc: ServiceState | None) -> None:
+    def __init__(self, log_cmd: str | None, unit: str, svc: SupervisorState | None) -> None:
         self.log_cmd = log_cmd
         self.unit = unit
         self.svc = svc
@@ -60,22 +60,23 @@ class LogSource:
     def journal(self) -> bool:
         return self.log_cmd is None
 
-    def command(self) -> str:
+    def command(self, follow: bool = True) -> str:
+        """The command that follows the log of the current start (``follow=False``: what is there now)."""
         if self.log_cmd is not None:
-            return self.log_cmd
+            return self.log_cmd if follow else f"timeout 5 {self.log_cmd}"
         svc = self.svc
-        fmt = "-f -a -o json --no-pager"
-        if svc is not None and svc.invocation:
-            base = f"journalctl _SYSTEMD_INVOCATION_ID={q(svc.invocation)} {fmt}"
+        fmt = "-f -a -o json --no-pager" if follow else "-a -o json --no-pager"
+        if svc is not None and svc.start_id:
+            base = f"journalctl _SYSTEMD_INVOCATION_ID={q(svc.start_id)} {fmt}"
         else:
             base = f"journalctl -u {q(self.unit)} {fmt}"
         if self.cursor:
             return f"{base} --after-cursor={q(self.cursor)}"
-        if svc is not None and svc.invocation:
+        if svc is not None and svc.start_id:
             return f"{base} --no-tail"
-        if svc is not None and svc.active_since and svc.active_since != "n/a":
-            return f"{base} --no-tail --since {q(_since(svc.active_since))}"
-        return f"{base} -n 0"
+        if svc is not None and svc.since and svc.since != "n/a":
+            return f"{base} --no-tail --since {q(_since(svc.since))}"
+        return f"{base} -n 0" if follow else f"{base} -n 5000"
 
     def resume(self) -> None:
         """The next follower continues where this one stopped."""
@@ -83,7 +84,7 @@ class LogSource:
         if not self.journal:
             self.seen = 0
 
-    def rescope(self, svc: ServiceState) -> None:
+    def rescope(self, svc: SupervisorState) -> None:
         """A new start of the unit: follow its invocation from the beginning."""
         self.svc = svc
         self.cursor = None

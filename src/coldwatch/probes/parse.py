@@ -130,6 +130,11 @@ def parse_proc_sample(text: str) -> ProcSample | None:
         data = json.loads(line)
     except ValueError:
         return None
+    return proc_from_dict(data)
+
+
+def proc_from_dict(data: Any) -> ProcSample | None:
+    """One process-tree sample (the dict PROC_FUNCS' proc_sample returns); None when malformed."""
     if not isinstance(data, dict):
         return None
     try:
@@ -148,6 +153,17 @@ def parse_proc_sample(text: str) -> ProcSample | None:
         return None
 
 
+def gpu_evidence(rc: int | None, stdout: str, stderr: str) -> tuple[list[GpuSample] | None, str | None]:
+    """One run of the GPU command -> (samples or None, a warning or None). rc 127: no such command."""
+    if rc == 127 or (rc not in (0, None) and not stdout):
+        err = stderr.strip().splitlines()
+        return None, f"GPU stream off: {(err[-1] if err else 'command failed')[:160]}"
+    if rc is None:
+        return None, None
+    samples, problems = parse_gpu_csv(stdout)
+    return samples, ("GPU sample: " + "; ".join(problems[:3])) if problems else None
+
+
 def _port_fields(port: Any) -> dict[str, Any]:
     if not isinstance(port, dict) or port.get("state") not in ("own", "free", "other", "unknown"):
         return {}
@@ -161,10 +177,9 @@ def _port_fields(port: Any) -> dict[str, Any]:
     }
 
 
-PROC_SCRIPT = r"""
-import json, os, sys
-root = int(sys.argv[1]); want_model = sys.argv[2] == "1"; port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-tick = os.sysconf("SC_CLK_TCK")
+PROC_FUNCS = r"""
+import json, os, subprocess, sys, time
+TICK = os.sysconf("SC_CLK_TCK"); PAGE = os.sysconf("SC_PAGE_SIZE")
 def kids():
     out = {}
     for d in os.listdir("/proc"):
@@ -178,34 +193,6 @@ def state(p):
     try:
         with open("/proc/%d/stat" % p) as f: return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError): return "X"
-if state(root) in ("Z", "X"):  # gone, or a zombie nobody has reaped yet: dead either way
-    print(json.dumps({"alive": False})); sys.exit(0)
-tree = kids(); todo = [root]; pids = []
-while todo:
-    p = todo.pop(); pids.append(p); todo.extend(tree.get(p, []))
-cpu = 0.0; rd = 0; rss = 0; names = []
-for p in pids:
-    try:
-        with open("/proc/%d/stat" % p) as f: s = f.read()
-        name = s[s.index("(") + 1:s.rindex(")")]; rest = s.rsplit(")", 1)[1].split()
-        cpu += (int(rest[11]) + int(rest[12])) / tick; rss += int(rest[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-        if p != root: names.append(name)
-        try:
-            with open("/proc/%d/io" % p) as f:
-                for line in f:
-                    if line.startswith("read_bytes:"): rd += int(line.split()[1])
-        except OSError: pass
-    except (OSError, ValueError, IndexError): pass
-cmd = ""
-try:
-    with open("/proc/%d/cmdline" % root, "rb") as f: cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:2000]
-except OSError: pass
-model = None
-if want_model:
-    a = cmd.split()
-    for i, w in enumerate(a):
-        if w in ("--model-path", "--model") and i + 1 < len(a) and os.path.isdir(a[i + 1]):
-            model = sum(os.path.getsize(os.path.join(a[i + 1], n)) for n in os.listdir(a[i + 1]) if n.endswith(".safetensors"))
 def started(p):
     with open("/proc/%d/stat" % p) as f: return int(f.read().rsplit(")", 1)[1].split()[19])
 def socks(p):
@@ -217,8 +204,13 @@ def socks(p):
             continue
         if link.startswith("socket:["): out.add(link[8:-1])
     return out
-listen = None
-if port:
+def model_size(cmd):
+    a = cmd.split()
+    for i, w in enumerate(a):
+        if w in ("--model-path", "--model") and i + 1 < len(a) and os.path.isdir(a[i + 1]):
+            return sum(os.path.getsize(os.path.join(a[i + 1], n)) for n in os.listdir(a[i + 1]) if n.endswith(".safetensors"))
+    return None
+def holder(root, pids, port):
     inodes = set()
     for fn in ("tcp", "tcp6"):  # the server's own network namespace (a container's, too)
         try:
@@ -229,25 +221,57 @@ if port:
                     if len(a) > 9 and a[3] == "0A" and int(a[1].rsplit(":", 1)[1], 16) == port: inodes.add(a[9])
         except (OSError, StopIteration, ValueError): pass
     if not inodes:
-        listen = {"state": "free"}
-    else:
-        mine, readable = False, True
-        for p in pids:
+        return {"state": "free"}
+    mine, readable = False, True
+    for p in pids:
+        try:
+            if socks(p) & inodes: mine = True; break
+        except PermissionError: readable = False
+        except OSError: pass
+    if mine: return {"state": "own"}
+    if not readable: return {"state": "unknown"}
+    listen = {"state": "other"}
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) not in pids:
             try:
-                if socks(p) & inodes: mine = True; break
-            except PermissionError: readable = False
+                if socks(int(d)) & inodes:
+                    with open("/proc/%s/comm" % d) as f: listen = {"state": "other", "pid": int(d), "name": f.read().strip()}
+                    listen["older"] = started(int(d)) < started(root)  # there before this start
+                    break
             except OSError: pass
-        if mine: listen = {"state": "own"}
-        elif not readable: listen = {"state": "unknown"}
-        else:
-            listen = {"state": "other"}
-            for d in os.listdir("/proc"):
-                if d.isdigit() and int(d) not in pids:
-                    try:
-                        if socks(int(d)) & inodes:
-                            with open("/proc/%s/comm" % d) as f: listen = {"state": "other", "pid": int(d), "name": f.read().strip()}
-                            listen["older"] = started(int(d)) < started(root)  # there before this start
-                            break
-                    except OSError: pass
-print(json.dumps({"alive": True, "cpu": cpu, "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "model": model, "port": listen}))
+    return listen
+def proc_sample(root, want_model, port):
+    if state(root) in ("Z", "X"):  # gone, or a zombie nobody has reaped yet: dead either way
+        return {"alive": False}
+    tree = kids(); todo = [root]; pids = []
+    while todo:
+        p = todo.pop(); pids.append(p); todo.extend(tree.get(p, []))
+    cpu = 0.0; rd = 0; rss = 0; names = []
+    for p in pids:
+        try:
+            with open("/proc/%d/stat" % p) as f: s = f.read()
+            name = s[s.index("(") + 1:s.rindex(")")]; rest = s.rsplit(")", 1)[1].split()
+            cpu += (int(rest[11]) + int(rest[12])) / TICK; rss += int(rest[21]) * PAGE // 1024
+            if p != root: names.append(name)
+            try:
+                with open("/proc/%d/io" % p) as f:
+                    for line in f:
+                        if line.startswith("read_bytes:"): rd += int(line.split()[1])
+            except OSError: pass
+        except (OSError, ValueError, IndexError): pass
+    cmd = ""
+    try:
+        with open("/proc/%d/cmdline" % root, "rb") as f: cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:2000]
+    except OSError: pass
+    out = {"alive": True, "cpu": round(cpu, 2), "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd}
+    out["model"] = model_size(cmd) if want_model else None
+    out["port"] = holder(root, pids, port) if port else None
+    return out
 """
+
+PROC_SCRIPT = (
+    PROC_FUNCS
+    + r"""
+print(json.dumps(proc_sample(int(sys.argv[1]), sys.argv[2] == "1", int(sys.argv[3]) if len(sys.argv) > 3 else 0)))
+"""
+)

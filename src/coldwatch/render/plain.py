@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+HISTORY_PHASES = ("dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup")
+HISTORY_SHORT = ("dist", "load", "repack", "draft", "kv", "jit", "capture", "warmup")
+
 PROGRESS_EVERY = 30.0
 
 
@@ -77,3 +80,49 @@ def verdict_line(ev: dict[str, Any]) -> str:
         return f"READY (exit {code})"
     kind = f" [{ev['failure_kind']}]" if ev.get("failure_kind") else ""
     return f"{outcome.upper()}{kind} in {phase} (exit {code}): {ev.get('reason', '')}"
+
+
+def print_timeline(spans: list[Any], res: dict[str, Any], out: TextIO) -> None:
+    """`replay`'s story: one row per phase, then the verdict."""
+    out.write("phase           start  duration  progress   began with\n")
+    for s in spans:
+        dur = ("" if s.phase == "ready" else "(open)") if s.start is None or s.end is None else f"{s.end - s.start:.0f}s"
+        prog = f"{s.done}/{s.total}" if s.total else ""
+        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {s.evidence[:100]}\n")
+    out.write(verdict_line(res) + "\n")
+    out.flush()
+
+
+def print_status(snap: dict[str, Any], out: TextIO) -> None:
+    """`status`'s snapshot for people."""
+    w = out.write
+    w(f"phase:   {snap['phase']}" + (f" ({snap['outcome']})" if snap["outcome"] != "pending" else "") + "\n")
+    if snap.get("cause"):
+        w(f"cause:   [{snap['failure_kind']}] {snap['cause']}\n")
+    h = snap.get("http")
+    if h:
+        w(f"http:    {h['state']}{' ' + str(h['status']) if h.get('status') else ''} {h['detail']}\n")
+    for g in snap.get("gpus") or []:
+        w(f"GPU{g['index']}:    {(g['used_mib'] or 0) / 1024:.1f}/{(g['total_mib'] or 0) / 1024:.0f} GB  util {g['util']}%\n")
+    sup = snap.get("supervisor")
+    if sup:
+        state = "running" if sup["running"] else "dead" if sup["dead"] else "stopped"
+        w(f"unit:    {state}, restarts {sup['restarts']}\n")
+    for msg in snap.get("warnings") or []:
+        w(f"warning: {msg}\n")
+    w(f"last:    {snap['last_line'][:150]}\n")
+    out.flush()
+
+
+def print_history(recs: list[dict[str, Any]], medians: dict[str, float | None], out: TextIO) -> None:
+    """`history`'s table: one row per recorded start, phase durations in seconds."""
+    w = out.write
+    w(f"{'when':<20} {'target':<28} {'outcome':<11} " + " ".join(f"{s:>7}" for s in HISTORY_SHORT) + "   total\n")
+    for r in recs:
+        d = r.get("durations") or {}
+        cells = " ".join(f"{d[p]:7.0f}" if p in d else f"{'-':>7}" for p in HISTORY_PHASES)
+        total = f"{r['total']:7.0f}s" if isinstance(r.get("total"), (int, float)) else "      -"
+        w(f"{str(r.get('ts') or '')[:19]:<20} {str(r['target'])[:28]:<28} {str(r.get('outcome')):<11} {cells} {total}\n")
+    for tgt, med in medians.items():
+        if med:
+            w(f"median ready start of {tgt}: {med:.0f}s\n")

@@ -1,0 +1,544 @@
+"""The judge: typed evidence and the time in, events and at most one verdict out.
+
+Pure: no threads, no I/O, no clock. Every method takes ``t``, seconds since the watch began: the
+monitor's clock for ``wait``, the log's own clock for ``replay``. Drivers (the threads of ``wait``,
+a file for ``replay``, one sample for ``status``) feed it and forward ``drain()``'s events to the
+sinks; every rule that decides an outcome lives here, so every command decides the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from coldwatch.events import event, from_signal
+from coldwatch.evidence import HttpState, SupervisorState
+from coldwatch.exitcodes import ExitCode
+from coldwatch.normalise import LogLine
+from coldwatch.phases import Classifier, RuleSet, Signal, Span, State
+from coldwatch.probes.parse import COMPILERS, GpuSample, ProcSample
+
+SCHEMA = 1
+FAIL_GRACE = 0.4
+"""Seconds to keep reading after a fatal line, so the traceback's root error is the cause."""
+DEATH_GRACE = 1.5
+"""Seconds to wait for the log after the process died, so the logged cause wins."""
+RESTART_WAIT = 15.0
+"""With --max-restarts left, seconds to wait after a failure for the supervisor to restart the server."""
+FAST_FOR = 30.0
+"""Once the log reaches warm-up or ready, a refused port is re-probed quickly for this long."""
+SLOW_FACTOR = 1.5
+SLOW_FLOOR = 30.0
+"""A phase is slower than usual at SLOW_FACTOR x its median AND at least SLOW_FLOOR seconds longer."""
+LIVENESS = ("log", "progress", "gpu_mem", "gpu_util", "cpu", "disk", "compile", "http")
+SERVER_NAMES = (
+    "python",
+    "sglang",
+    "vllm",
+    "VLLM",
+    "uvicorn",
+    "ray::",
+    "trtllm",
+    "text-generation",
+    "lmdeploy",
+    "tritonserver",
+    "llama-server",
+)
+"""Process names of inference servers: one of these holding the probed port is another server."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How a cold start ended, as the contract's result line names it."""
+
+    outcome: str  # ready | failed | stalled | unreachable | timeout | incomplete | interrupted
+    exit_code: int
+    phase: str | None
+    failure_kind: str | None
+    reason: str
+
+
+@dataclass(slots=True)
+class Policy:
+    """The rules' parameters for one watch."""
+
+    timeout: float = 0.0
+    """Deadline in seconds; 0 = none."""
+    stall_after: float = 600.0
+    """Stalled after this long with no liveness evidence (grown by history); 0 = never."""
+    max_restarts: int = 0
+    confirm: str = "http"
+    """"http": only a validated completion is ready (wait); "log": the log's ready line is (replay)."""
+    fail_grace: float = FAIL_GRACE
+    death_grace: float = DEATH_GRACE
+    restart_wait: float = RESTART_WAIT
+    baseline: dict[str, float] = field(default_factory=dict)
+    """Median seconds per phase (and "total") of earlier ready starts of this target."""
+    port: int | None = None
+    """The probed port when the host can see who listens on it (the port-holder rule applies)."""
+    pid: int | None = None
+    """The server's main process when given (--pid); else the supervisor's main PID."""
+    unit: str = "the server"
+    tail: bool = False
+    """Emit the log tail (internal ``_log`` events) for the live panel."""
+
+
+def result(v: Verdict, t: float | None, epoch0: float | None, spans: list[Span], **extra: Any) -> dict[str, Any]:
+    """The verdict's JSON form: the last line of every run."""
+    return event(
+        "result",
+        t,
+        epoch0,
+        outcome=v.outcome,
+        exit_code=int(v.exit_code),
+        phase=v.phase,
+        failure_kind=v.failure_kind,
+        reason=v.reason[:500],
+        phases=[{"phase": s.phase, "start": _r(s.start), "end": _r(s.end)} for s in spans],
+        schema=SCHEMA,
+        **extra,
+    )
+
+
+def _r(x: float | None) -> float | None:
+    return round(x, 3) if x is not None else None
+
+
+class Judge:
+    """Evidence in, events and one verdict out. Not thread-safe: one driver feeds it."""
+
+    def __init__(self, policy: Policy, rules: RuleSet | None = None, engine: str | None = None, epoch0: float | None = None) -> None:
+        self.p = policy
+        self.rules = rules
+        self.engine = engine
+        self.epoch0 = epoch0
+        self.c = Classifier(rules, engine)
+        self.verdict: Verdict | None = None
+        self.now = 0.0
+        self._events: list[dict[str, Any]] = []
+        self.evidence: dict[str, float] = {}
+        self.failed_at: float | None = None
+        self.death: tuple[float, str, str] | None = None
+        self.svc: SupervisorState | None = None
+        self.base_restarts: int | None = None
+        self.restarts = 0
+        self.last_cause = "no cause in the log"
+        self.http_state: HttpState | None = None
+        self.model: str | None = None
+        self.pid: int | None = policy.pid
+        self.last_gpu: list[GpuSample] = []
+        self.last_proc: ProcSample | None = None
+        self.proc_t = 0.0
+        self.read0: int | None = None
+        self.proc_off = False
+        self.foreign: tuple[int, str] | None = None
+        self.held = False
+        self.fast_until = -1.0
+        self.probe_now = False
+        """A probe is wanted at once (the log said ready; a held answer may count now)."""
+        self.rescope: SupervisorState | None = None
+        """A new start whose log the driver must follow (taken and cleared by the driver)."""
+        self.warned: set[str] = set()
+        self.slow_warned: set[str] = set()
+
+    @property
+    def state(self) -> State:
+        """The classifier's state of the current start."""
+        return self.c.state
+
+    # ---- output ------------------------------------------------------------------------
+    def drain(self) -> list[dict[str, Any]]:
+        """The events since the last drain, in order."""
+        out, self._events = self._events, []
+        return out
+
+    def emit(self, event_name: str, t: float, **data: Any) -> None:
+        self._events.append(event(event_name, t, self.epoch0, **data))
+
+    def warn(self, key: str, message: str, t: float) -> None:
+        """A warning, once per key."""
+        if key not in self.warned:
+            self.warned.add(key)
+            self.emit("warning", t, message=message)
+
+    def _decide(self, v: Verdict) -> Verdict:
+        if self.verdict is None:
+            self.verdict = v
+        return self.verdict
+
+    # ---- evidence ----------------------------------------------------------------------
+    def line(self, line: LogLine, t: float | None = None) -> None:
+        """One normalised log line, at ``t`` (None: on the log's own clock)."""
+        if self.verdict is not None:
+            return
+        if t is None:
+            t = line.t if line.t is not None else self.now
+        elif line.t != t:
+            line = dataclasses.replace(line, t=t)
+        self.now = t
+        self.evidence["log"] = t
+        if self.p.tail:
+            self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300]})
+        signals = self.c.feed(line)
+        if signals:
+            for sig in signals:
+                if sig.kind == "start" and self._log_restart(t):
+                    self.line(line, t)  # the marker is the new start's first line
+                    return
+                self._signal(sig, t)
+        if self.failed_at is not None or self.p.stall_after or self.p.timeout:
+            self.tick(t)
+
+    def _log_restart(self, t: float) -> bool:
+        """A start marker after the start got somewhere, with no supervisor to say so: a restart."""
+        if self.svc is not None and self.svc.known:
+            return False
+        st = self.c.state
+        if st.phase == "starting" and st.failure is None:
+            return False
+        self._restart(t, None)
+        if self.restarts > self.p.max_restarts:
+            self.tick(t)
+            return False
+        return True
+
+    def _signal(self, sig: Signal, t: float) -> None:
+        kind = sig.kind
+        if kind == "progress":
+            self.evidence["progress"] = t
+        elif kind == "failed" and self.failed_at is None:
+            self.failed_at = t
+        elif kind == "start":
+            return
+        if kind == "ready" or (kind == "phase" and sig.data.get("phase") == "warmup"):
+            self.fast_until = t + FAST_FOR
+        if kind == "ready" and sig.data.get("source") == "log":
+            if self.p.confirm == "log":
+                self._decide(Verdict("ready", ExitCode.READY, "ready", None, sig.data.get("evidence", "")))
+            else:
+                self.probe_now = True
+        ev = from_signal(sig, self.epoch0)
+        if ev is not None:
+            if ev["event"] == "progress":
+                eta = self.eta()
+                if eta is not None:
+                    ev["eta_s"] = eta
+            self._events.append(ev)
+
+    def gpu(self, samples: list[GpuSample], t: float) -> None:
+        """One GPU sample (one row per GPU)."""
+        self.now = t
+        old = {g.index: g for g in self.last_gpu}
+        for g in samples:
+            prev = old.get(g.index)
+            if prev is not None and g.used_mib is not None and prev.used_mib != g.used_mib:
+                self.evidence["gpu_mem"] = t
+            if g.util:
+                self.evidence["gpu_util"] = t
+        self.last_gpu = samples
+        self.emit("gpu", t, gpus=[g.as_dict() for g in samples])
+
+    def supervisor(self, st: SupervisorState, t: float, initial: bool = False) -> None:
+        """The supervisor's view of the server: running, dead, restarted."""
+        self.now = t
+        if not st.known:
+            if initial:
+                self.warn("service", f"no supervisor state for {self.p.unit} (container?); service stream off", t)
+            return
+        prev = self.svc
+        self.svc = st
+        if st.main_pid and self.p.pid is None:
+            self.pid = st.main_pid
+        if st.not_found and initial:
+            self.warn("unit", f"unit {self.p.unit} is not loaded on the host", t)
+        if self.base_restarts is None:
+            self.base_restarts = st.restarts or 0
+        restarted = (
+            prev is not None
+            and prev.known
+            and ((st.restarts or 0) > (prev.restarts or 0) or bool(st.start_id and prev.start_id and st.start_id != prev.start_id))
+        )
+        if restarted:
+            self._restart(t, st)
+            return
+        if st.dead and not initial and self.death is None:
+            self.death = (t, st.death_kind or "exited", st.death_reason or f"{self.p.unit} stopped")
+
+    def _restart(self, t: float, st: SupervisorState | None) -> None:
+        if st is not None and st.restarts is not None:
+            self.restarts = st.restarts - (self.base_restarts or 0) or self.restarts + 1
+        else:
+            self.restarts += 1
+        f = self.c.state.failure
+        cause = f.cause if f is not None else "no cause in the log"
+        self.emit("warning", t, message=f"server restarted (restart {self.restarts}); last failure: {cause[:200]}")
+        self.last_cause = cause
+        if self.restarts > self.p.max_restarts:
+            return
+        # a new start: a new timeline; the driver follows the new start's log
+        self.c = Classifier(self.rules, self.engine)
+        self.failed_at = None
+        self.death = None
+        self.read0 = None
+        if st is not None:
+            self.rescope = st
+
+    def proc(self, pid: int, sample: ProcSample, t: float) -> None:
+        """One sample of the server's process tree: liveness, load progress, compilers, the port's holder."""
+        self.now = t
+        prev = self.last_proc
+        if not sample.alive:
+            if self.death is None and (self.svc is None or not self.svc.known):
+                self.death = (t, "killed", f"server process {pid} is gone")
+            return
+        loading = self.c.state.phase == "weight_load"
+        if loading and self.read0 is None:
+            self.read0 = prev.read_bytes if prev is not None else sample.read_bytes
+        if prev is not None:
+            if sample.cpu_s > prev.cpu_s + 0.05:
+                self.evidence["cpu"] = t
+            if sample.read_bytes > prev.read_bytes:
+                self.evidence["disk"] = t
+                rate = (sample.read_bytes - prev.read_bytes) / max(t - self.proc_t, 0.001)
+                model = sample.model_bytes or prev.model_bytes
+                self._events.append({"event": "_disk", "t": round(t, 3), "rate": rate, "read": sample.read_bytes, "model": model})
+                if model and loading and self.read0 is not None:
+                    done = min(sample.read_bytes - self.read0, model)
+                    left = (model - done) / rate if rate > 0 else None
+                    self.emit(
+                        "progress",
+                        t,
+                        phase="weight_load",
+                        done=done,
+                        total=model,
+                        unit="bytes",
+                        rate_mb_s=round(rate / 1e6, 1),
+                        eta_s=round(left, 1) if left is not None else None,
+                    )
+        self.proc_t = t
+        compilers = sorted({c for c in sample.children if c in COMPILERS})
+        if compilers:
+            self.evidence["compile"] = t
+            self._events.append({"event": "_jit", "t": round(t, 3), "names": compilers})
+            for sig in self.c.note_activity(t, "jit_compile", f"compiler process running: {', '.join(compilers)}"):
+                self._signal(sig, t)
+        if prev is not None and (sample.model_bytes is None or not sample.cmdline):
+            sample = dataclasses.replace(sample, model_bytes=sample.model_bytes or prev.model_bytes, cmdline=sample.cmdline or prev.cmdline)
+        self.last_proc = sample
+        self._port(pid, sample, t)
+
+    def proc_unavailable(self, detail: str, t: float) -> None:
+        """The host cannot sample processes (no python3): liveness and the port rule go without it."""
+        self.proc_off = True
+        self.warn("proc", f"process sampling unavailable on the host (python3?): {detail}", t)
+
+    def _port(self, pid: int, sample: ProcSample, t: float) -> None:
+        """Who listens on the probed port: a stale server there would answer for this one."""
+        self.foreign = None
+        if sample.port == "other" and sample.owner_pid is not None:
+            name = sample.owner_name or "?"
+            # a server listening since before this start began (a container this start launched,
+            # e.g. `docker run --network host`, is younger than the server's root process)
+            if name.startswith(SERVER_NAMES) and sample.owner_older:
+                self.foreign = (sample.owner_pid, name)
+                self.warn(
+                    f"foreign{sample.owner_pid}",
+                    f"port {self.p.port} is held by {name} (pid {sample.owner_pid}), not by the server (pid {pid}): "
+                    "its answers do not count as ready, and the server will fail to bind the port",
+                    t,
+                )
+            else:
+                self.warn(
+                    f"front{sample.owner_pid}",
+                    f"port {self.p.port} is served by {name} (pid {sample.owner_pid}), outside the server's process tree; probing through it",
+                    t,
+                )
+        if self.held and self.foreign is None:
+            self.held = False
+            self.probe_now = True  # an answer held back can count now: probe again at once
+
+    def http(self, st: HttpState, t: float) -> None:
+        """One rung of the HTTP ladder; a validated completion is ready unless another process answered."""
+        self.now = t
+        prev = self.http_state
+        self.http_state = st
+        if st.model:
+            self.model = st.model
+        if prev is None or (st.state, st.status) != (prev.state, prev.status):
+            self.emit("http", t, state=st.state, status=st.status, detail=st.detail, changed=True)
+            if st.state in ("status", "ready"):
+                self.evidence["http"] = t
+        if st.state != "ready":
+            return
+        if self.foreign is not None:
+            fpid, fname = self.foreign
+            self.warn(f"foreign-answer{fpid}", f"the URL answered a completion, but from {fname} (pid {fpid}), not the server", t)
+            self.held = True
+            return
+        if self.p.port is not None and self.pid is not None and not self.proc_off and self.last_proc is None:
+            self.held = True  # who holds the port is not known yet; the first process sample comes at once
+            return
+        if self.verdict is None:
+            for sig in self.c.note_ready(t, f"HTTP: {st.detail} (model {st.model})"):
+                self._signal(sig, t)
+            self._decide(Verdict("ready", ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})"))
+
+    def check(self, name: str, ok: bool, detail: str, t: float) -> None:
+        """A post-ready functional check: a failed one turns a ready start into a failed one."""
+        self.emit("check", t, name=name, passed=ok, detail=detail)
+        if not ok and self.verdict is not None and self.verdict.outcome == "ready":
+            self.verdict = Verdict("failed", ExitCode.FAILED, "ready", "other", detail)
+
+    # ---- the passage of time -------------------------------------------------------------
+    def tick(self, t: float) -> Verdict | None:
+        """Apply the time-bound rules at ``t``; the verdict once there is one."""
+        self.now = max(self.now, t)
+        if self.verdict is not None:
+            return self.verdict
+        st = self.c.state
+        if self.failed_at is not None and st.outcome == "failed":
+            since = t - self.failed_at
+            if since >= self.p.fail_grace and not self._restart_pending(since):
+                return self._decide(self._failed())
+        if self.restarts > self.p.max_restarts:
+            return self._decide(
+                Verdict(
+                    "failed",
+                    ExitCode.FAILED,
+                    st.last_phase(),
+                    st.failure.kind if st.failure else "exited",
+                    f"server restarted {self.restarts} time(s) (--max-restarts {self.p.max_restarts}); last failure: {self.last_cause}",
+                )
+            )
+        if self.death is not None:
+            since = t - self.death[0]
+            if since >= self.p.death_grace and not self._restart_pending(since):
+                return self._decide(self._died(t))
+        if self.p.timeout and t >= self.p.timeout:
+            return self._decide(self.unfinished("timeout", ExitCode.TIMEOUT, f"not ready after {self.p.timeout:g}s", t))
+        self._check_slow(st.phase, t)
+        if self.p.stall_after:
+            budget = max(self.p.stall_after, SLOW_FACTOR * self.p.baseline.get(st.phase, 0.0))
+            last = max(self.evidence.values(), default=0.0)
+            if t - last >= budget:
+                ages = ", ".join(f"{k} {t - v:.0f}s ago" for k, v in sorted(self.evidence.items(), key=lambda kv: -kv[1]))
+                msg = f"no liveness evidence for {t - last:.0f}s (budget {budget:.0f}s) in {st.phase}; last: {ages or 'none ever'}"
+                self.emit("stall", t, message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()})
+                return self._decide(Verdict("stalled", ExitCode.STALLED, st.last_phase(), None, msg))
+        return None
+
+    def _restart_pending(self, since: float) -> bool:
+        """A failure or death ``since`` seconds ago may still be followed by a restart."""
+        if self.restarts >= self.p.max_restarts or since >= self.p.restart_wait:
+            return False
+        svc = self.svc
+        if svc is None or not svc.known:
+            return True  # no supervisor to ask: a restart shows in the log, if it comes
+        return not (svc.dead and not svc.waiting)
+
+    def _died(self, t: float) -> Verdict:
+        assert self.death is not None
+        _, kind, reason = self.death
+        st = self.c.state
+        if st.outcome == "ready":
+            # the log said ready, but the server died before a completion proved it
+            return Verdict(
+                "failed", ExitCode.FAILED, "warmup", kind, f"{reason}, after its log said ready and before a completion was served"
+            )
+        for sig in self.c.note_death(t, kind, reason):
+            self._signal(sig, t)
+        return self._failed()
+
+    def _failed(self) -> Verdict:
+        st = self.c.state
+        f = st.failure
+        if f is None:
+            return Verdict("failed", ExitCode.FAILED, st.last_phase(), "exited", "the server stopped with no cause in the log")
+        return Verdict("failed", ExitCode.FAILED, st.last_phase(), f.kind, f.cause)
+
+    def unfinished(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
+        """A verdict for a watch that ended before the start did (deadline, interrupt, unreachable)."""
+        phase = self.c.state.last_phase()
+        http = ""
+        if self.http_state is not None:
+            h = self.http_state
+            http = f"; HTTP {h.state}{' ' + str(h.status) if h.status else ''}: {h.detail}"
+        return Verdict(outcome, code, phase, None, f"{why}; last phase {phase or 'none'}, {t:.0f}s elapsed{http}")
+
+    def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
+        """The driver ends the watch (unreachable, interrupted): that is the verdict unless one was reached."""
+        return self._decide(self.unfinished(outcome, code, why, t))
+
+    def log_ended(self, t: float) -> None:
+        """The log stream ended (its command exited: `docker logs -f` of a stopped container): a
+        traceback still pending at its end was the last thing the server said, so it is the failure."""
+        for sig in self.c.finish():
+            self._signal(sig, t)
+
+    def finish(self, t: float | None = None) -> Verdict:
+        """The end of the evidence (a saved log's last line): what it supports."""
+        t = self.now if t is None else t
+        for sig in self.c.finish():
+            self._signal(sig, t)
+        if self.verdict is not None:
+            return self.verdict
+        v = self.tick(t)
+        if v is not None:
+            return v
+        st = self.c.state
+        if st.outcome == "ready" and self.p.confirm == "log":
+            return self._decide(Verdict("ready", ExitCode.READY, "ready", None, st.ready_evidence))
+        if st.outcome == "failed":
+            return self._decide(self._failed())
+        phase = st.last_phase()
+        where = f"in {phase}" if phase else "before any start-up phase"
+        return self._decide(Verdict("incomplete", ExitCode.TIMEOUT, phase, None, f"log ended {where} without ready or a failure"))
+
+    def _check_slow(self, phase: str, t: float) -> None:
+        med = self.p.baseline.get(phase)
+        span = self.c.state.spans.get(phase)
+        if not med or span is None or span.start is None or phase in self.slow_warned:
+            return
+        took = t - span.start
+        if took >= SLOW_FACTOR * med and took - med >= SLOW_FLOOR:
+            self.slow_warned.add(phase)
+            self.emit("warning", t, message=f"{phase} slower than usual: {took:.0f}s vs median {med:.0f}s")
+
+    def eta(self) -> float | None:
+        total = self.p.baseline.get("total")
+        if total is None:
+            return None
+        return round(max(total - self.now, 0.0), 1)
+
+    # ---- views -------------------------------------------------------------------------
+    def result(self, t: float, **extra: Any) -> dict[str, Any]:
+        """The result line for the verdict (``finish`` first when there is none)."""
+        v = self.verdict or self.finish(t)
+        st = self.c.state
+        return result(v, t, self.epoch0, st.timeline(), **extra)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Where the start stands now, for ``status``: no verdict is forced."""
+        st = self.c.state
+        f = st.failure
+        svc = self.svc
+        h = self.http_state
+        outcome = "ready" if self.verdict is not None and self.verdict.outcome == "ready" else st.outcome
+        if self.death is not None and outcome != "ready":
+            outcome = "failed"
+        return {
+            "phase": st.last_phase() or st.phase,
+            "outcome": outcome,
+            "failure_kind": f.kind if f else (self.death[1] if self.death else None),
+            "cause": f.cause if f else (self.death[2] if self.death else None),
+            "last_line": st.last_line,
+            "gpus": [g.as_dict() for g in self.last_gpu],
+            "http": {"state": h.state, "status": h.status, "detail": h.detail} if h else None,
+            "supervisor": (
+                {"running": svc.running, "dead": svc.dead, "restarts": svc.restarts, "main_pid": svc.main_pid}
+                if svc is not None and svc.known
+                else None
+            ),
+            "model": self.model,
+        }

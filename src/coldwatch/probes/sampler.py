@@ -1,0 +1,104 @@
+"""The streaming sampler: one long-lived command per connection that prints one JSON record per
+interval with the GPU rows, the supervisor's state and the server's process tree.
+
+It replaces three short commands every interval (nvidia-smi, systemctl show, the process sampler),
+each an exec channel of its own over SSH, by one channel that stays open. A record carries only
+what changed since the previous one (``gpu`` and ``svc`` are omitted when equal), so a quiet
+minute costs a few kilobytes. Hosts without python3 fall back to the per-sample commands.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from coldwatch.hosts.base import q
+from coldwatch.probes.parse import PROC_FUNCS
+
+LOOP = r"""
+cfg = json.loads(sys.argv[2])
+interval = float(cfg["interval"]); gpu_cmd = cfg.get("gpu"); svc_cmd = cfg.get("svc"); pid0 = cfg.get("pid"); port = int(cfg.get("port") or 0)
+def run(cmd):
+    try:
+        r = subprocess.run(cmd, shell=True, capture_output=True, timeout=max(5.0, 2 * interval))
+        return r.returncode, r.stdout.decode("utf-8", "replace")[:16384], r.stderr.decode("utf-8", "replace")[-300:]
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out"
+    except OSError as exc:
+        return 127, "", str(exc)
+last = {}; cmd_seen = None
+while True:
+    rec = {}
+    if gpu_cmd:
+        rc, out, err = run(gpu_cmd)
+        rec["gpu"] = [rc, out, err if rc else ""]
+        if rc == 127 and not cfg.get("gpu_given"): gpu_cmd = None
+    pid = pid0
+    if svc_cmd:
+        rc, out, err = run(svc_cmd)
+        rec["svc"] = [rc, out]
+        if not pid0:
+            for line in out.splitlines():
+                if line.startswith("MainPID="):
+                    v = line[8:].strip(); pid = int(v) if v.isdigit() and v != "0" else None
+    if pid:
+        try:
+            p = proc_sample(pid, False, port)
+        except Exception as exc:
+            p = {"error": "%s: %s" % (type(exc).__name__, exc)}
+        if p.get("alive") and p.get("cmd") != cmd_seen:
+            cmd_seen = p["cmd"]; p["model"] = model_size(cmd_seen)
+        elif "cmd" in p:
+            del p["cmd"]
+        rec["pid"] = pid; rec["proc"] = p
+    for k in ("gpu", "svc"):
+        if k in rec and last.get(k) == rec[k]: del rec[k]
+        elif k in rec: last[k] = rec[k]
+    sys.stdout.write(json.dumps(rec, separators=(",", ":")) + "\n"); sys.stdout.flush()
+    time.sleep(interval)
+"""
+
+
+def sampler_command(interval: float, gpu_cmd: str | None, gpu_given: bool, svc_cmd: str | None, pid: int | None, port: int | None) -> str:
+    """The host command: python3 running the compressed sampler with its settings as one JSON argument."""
+    code = base64.b64encode(zlib.compress((PROC_FUNCS + LOOP).encode(), 9)).decode()
+    cfg = json.dumps({"interval": interval, "gpu": gpu_cmd, "gpu_given": gpu_given, "svc": svc_cmd, "pid": pid, "port": port or 0})
+    unpack = "import base64, sys, zlib; exec(zlib.decompress(base64.b64decode(sys.argv[1])))"
+    return f"exec python3 -u -c {q(unpack)} {code} {q(cfg)}"
+
+
+@dataclass(frozen=True, slots=True)
+class SamplerRecord:
+    """One record: each part None when absent (unchanged, or not sampled)."""
+
+    gpu: tuple[int | None, str, str] | None
+    svc: tuple[int | None, str] | None
+    pid: int | None
+    proc: dict[str, Any] | None
+
+
+def parse_record(line: bytes) -> SamplerRecord | None:
+    """One line of the sampler's output; None when it is not a record (a warning, a traceback)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    gpu = data.get("gpu")
+    svc = data.get("svc")
+    pid = data.get("pid")
+    proc = data.get("proc")
+    return SamplerRecord(
+        gpu=(_rc(gpu[0]), str(gpu[1]), str(gpu[2])) if isinstance(gpu, list) and len(gpu) == 3 else None,
+        svc=(_rc(svc[0]), str(svc[1])) if isinstance(svc, list) and len(svc) == 2 else None,
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+        proc=proc if isinstance(proc, dict) else None,
+    )
+
+
+def _rc(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
