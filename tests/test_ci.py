@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -212,3 +217,25 @@ def test_junit_into_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     """--junit into a folder that does not exist: exit 2 before watching, one line naming it."""
     r = coldwatch("demo", "--junit", str(tmp_path / "nope" / "j.xml"), "--output", "plain")
     assert r.returncode == 2 and "--junit: folder" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
+
+
+def test_sigterm_before_the_verdict_still_ends_with_a_result(tmp_path: Path) -> None:
+    """SIGTERM while the SSH handshake hangs: exit 143 and, in JSON mode, the result line last."""
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        env = {**os.environ, "HOME": str(tmp_path), "COLDWATCH_HOME": str(tmp_path / "cw")}
+        p = subprocess.Popen(
+            [sys.executable, "-m", "coldwatch", "wait", f"127.0.0.1:{srv.getsockname()[1]}", "-o", "json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        conn, _ = srv.accept()  # connected; the server never sends its banner
+        with conn:
+            time.sleep(1.0)
+            p.send_signal(signal.SIGTERM)
+            out, _err = p.communicate(timeout=30)
+    assert p.returncode == 143
+    res = json.loads(out.decode().splitlines()[-1])
+    assert (res["outcome"], res["exit_code"]) == ("interrupted", 143)

@@ -354,13 +354,16 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         _err("coldwatch: interrupted")
+        _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
         return int(ExitCode.INTERRUPTED)
     except Terminated:
         _err("coldwatch: terminated")
+        _finish(args, int(ExitCode.TERMINATED), "terminated (SIGTERM)")
         return int(ExitCode.TERMINATED)
     except Exception as exc:  # usage errors from the parser, and bugs
         if type(exc).__name__ == "Abort":
             _err("coldwatch: interrupted")
+            _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
             return int(ExitCode.INTERRUPTED)
         show = getattr(exc, "show", None)
         if callable(show) and hasattr(exc, "exit_code"):
@@ -384,7 +387,11 @@ def _finish(args: list[str], code: int, reason: str) -> None:
     from coldwatch.render.jsonl import JsonSink
 
     command, mode, junit = _requested(args)
-    outcome = {int(ExitCode.UNREACHABLE): "unreachable"}.get(code, "usage")
+    outcome = {
+        int(ExitCode.UNREACHABLE): "unreachable",
+        int(ExitCode.INTERRUPTED): "interrupted",
+        int(ExitCode.TERMINATED): "interrupted",
+    }.get(code, "usage")
     t = time.monotonic() - _RUN.get("t0", time.monotonic())
     res = event(
         "result",
