@@ -114,3 +114,28 @@ def test_demo_panel_in_a_real_terminal(tmp_path) -> None:  # type: ignore[no-unt
         assert [p for p in order if p in seen] == order
     finally:
         subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+
+
+def test_readme_names_every_environment_variable() -> None:
+    """The README's variable table: every setting's COLDWATCH_* variable, and no variable the code does not read."""
+    from dataclasses import fields
+
+    from coldwatch.settings import Settings, env_name
+
+    text = (ROOT / "README.md").read_text()
+    named = set(re.findall(r"`(COLDWATCH_[A-Z_]+)`", text))
+    settings = {env_name(f.name) for f in fields(Settings) if f.name != "host"}
+    assert settings <= named, settings - named
+    others = {"COLDWATCH_CONFIG", "COLDWATCH_PROFILE", "COLDWATCH_HOME", "COLDWATCH_ENGINES"}
+    assert named <= settings | others, named - settings - others
+    code = "".join(p.read_text() for p in (ROOT / "src").rglob("*.py")) + (ROOT / "scripts" / "engines.py").read_text()
+    assert all(v in code for v in others)
+
+
+def test_readme_install_section_fits_one_screen() -> None:
+    """The install section comes right after the first screen and fits in one more (pipx, uv, a wheel; the host's needs)."""
+    sections = (ROOT / "README.md").read_text().split("\n## ")
+    install = sections[1]
+    assert install.startswith("Install\n") and len(install.splitlines()) <= 50
+    for needle in ("pipx install", "uv tool install", "pip install dist/coldwatch-", "systemd-journal", "nvidia-smi", "python3"):
+        assert needle in install, needle

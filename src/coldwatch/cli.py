@@ -6,8 +6,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
+import time
+import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -27,7 +30,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-OutputOpt = Annotated[str, typer.Option("--output", "-o", help="auto | live | plain | json (NDJSON on stdout).")]
+OutputOpt = Annotated[str, typer.Option("--output", "-o", metavar="MODE", help="auto | live | plain | json (NDJSON on stdout).")]
 
 
 def _version(value: bool) -> None:
@@ -53,21 +56,28 @@ def _check_output(value: str, allowed: tuple[str, ...]) -> str:
 
 @app.command()
 def replay(
-    log: Annotated[str, typer.Argument(help="Saved start-up log; '-' reads standard input.", show_default=False)],
-    engine: Annotated[str, typer.Option(help="auto | sglang | vllm: which engine's rules apply.")] = "auto",
+    log: Annotated[str, typer.Argument(metavar="LOG", help="Saved start-up log; '-' reads standard input.", show_default=False)],
+    engine: Annotated[str, typer.Option(metavar="ENGINE", help="auto | sglang | vllm: which engine's rules apply.")] = "auto",
     rules: Annotated[
         Optional[list[Path]],
-        typer.Option("--rules", help="Extra rules file (TOML); a rule with a known id replaces it."),
+        typer.Option("--rules", metavar="FILE", help="Extra rules file (TOML); a rule with a known id replaces it."),
     ] = None,
     output: OutputOpt = "auto",
     record: Annotated[bool, typer.Option("--record", help="Import this start into the history (the ETA baseline).")] = False,
-    target: Annotated[Optional[str], typer.Option("--target", help="History target name for --record (default: the file name).")] = None,
+    target: Annotated[
+        Optional[str], typer.Option("--target", metavar="NAME", help="History target name for --record (default: the file name).")
+    ] = None,
     max_restarts: Annotated[
-        int, typer.Option("--max-restarts", help="Restarts in the log tolerated before the start counts as failed.", min=0)
+        int, typer.Option("--max-restarts", metavar="N", help="Restarts in the log tolerated before the start counts as failed.", min=0)
     ] = 0,
     stall_after: Annotated[
         Optional[str],
-        typer.Option("--stall-after", help="Stalled at a gap in the log longer than this (90s, 10m) [default: off].", show_default=False),
+        typer.Option(
+            "--stall-after",
+            metavar="DURATION",
+            help="Stalled at a gap in the log longer than this (90s, 10m) [default: off].",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Tell the story of a cold start from a saved log: phase timeline and verdict."""
@@ -82,65 +92,118 @@ def replay(
     raise typer.Exit(int(code))
 
 
+_RUN: dict[str, Any] = {}
+"""This run's resolved settings, once there are some: main() reads the output mode and --junit
+from them to finish a run that ends in an error with the same sinks."""
+
+
 def _settings(flags: dict[str, Any], config: Optional[Path], profile: Optional[str]) -> Any:
     from coldwatch.settings import resolve
 
-    return resolve(flags, config, profile)
+    s = resolve(flags, config, profile)
+    _RUN["settings"] = s
+    return s
 
 
 HostArg = Annotated[
     Optional[str],
-    typer.Argument(help="SSH destination [user@]host[:port] or ~/.ssh/config alias; omit for this machine.", show_default=False),
+    typer.Argument(
+        metavar="HOST", help="SSH destination [user@]host[:port] or ~/.ssh/config alias; omit for this machine.", show_default=False
+    ),
 ]
-UnitOpt = Annotated[Optional[str], typer.Option("--unit", help="systemd unit of the server [default: sglang].", show_default=False)]
+UnitOpt = Annotated[
+    Optional[str], typer.Option("--unit", metavar="NAME", help="systemd unit of the server [default: sglang].", show_default=False)
+]
 LogCmdOpt = Annotated[
     Optional[str],
-    typer.Option("--log-cmd", help="Command that follows the server log (docker logs -f, tail -F, kubectl logs -f).", show_default=False),
+    typer.Option(
+        "--log-cmd",
+        metavar="CMD",
+        help="Command that follows the server log (docker logs -f, tail -F, kubectl logs -f).",
+        show_default=False,
+    ),
 ]
 GpuCmdOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--gpu-cmd", help="Command printing nvidia-smi's CSV (index,memory.used,memory.total,utilization.gpu).", show_default=False
+        "--gpu-cmd",
+        metavar="CMD",
+        help="Command printing nvidia-smi's CSV (index,memory.used,memory.total,utilization.gpu).",
+        show_default=False,
     ),
 ]
 UrlOpt = Annotated[
     Optional[str],
-    typer.Option("--url", help="Server base URL as seen from the host [default: http://127.0.0.1:30000].", show_default=False),
+    typer.Option(
+        "--url", metavar="URL", help="Server base URL as seen from the host [default: http://127.0.0.1:30000].", show_default=False
+    ),
 ]
 ModelOpt = Annotated[
-    Optional[str], typer.Option("--model", help="Model name for the probe [default: first id of /v1/models].", show_default=False)
+    Optional[str],
+    typer.Option("--model", metavar="NAME", help="Model name for the probe [default: first id of /v1/models].", show_default=False),
 ]
-ApiKeyOpt = Annotated[Optional[str], typer.Option("--api-key", help="Bearer token for the API (never printed).", show_default=False)]
+ApiKeyOpt = Annotated[
+    Optional[str], typer.Option("--api-key", metavar="KEY", help="Bearer token for the API (never printed).", show_default=False)
+]
 TimeoutOpt = Annotated[
-    Optional[str], typer.Option("--timeout", help="Deadline: 90, 90s, 15m, 1h; 0 = none [default: 30m].", show_default=False)
+    Optional[str],
+    typer.Option("--timeout", metavar="DURATION", help="Deadline: 90, 90s, 15m, 1h; 0 = none [default: 30m].", show_default=False),
 ]
-IntervalOpt = Annotated[Optional[float], typer.Option("--interval", help="Seconds between probes [default: 2].", show_default=False)]
+IntervalOpt = Annotated[
+    Optional[float], typer.Option("--interval", metavar="SECONDS", help="Seconds between probes [default: 2].", show_default=False)
+]
 StallOpt = Annotated[
     Optional[str],
-    typer.Option("--stall-after", help="Stalled after this long with no liveness evidence [default: 10m].", show_default=False),
+    typer.Option(
+        "--stall-after", metavar="DURATION", help="Stalled after this long with no liveness evidence [default: 10m].", show_default=False
+    ),
 ]
 PidOpt = Annotated[
-    Optional[int], typer.Option("--pid", help="Server main PID on the host when there is no systemd unit.", show_default=False)
+    Optional[int],
+    typer.Option("--pid", metavar="PID", help="Server main PID on the host when there is no systemd unit.", show_default=False),
 ]
 CheckOpt = Annotated[
-    Optional[list[str]], typer.Option("--check", help="Post-ready check: reasoning or tools (repeatable).", show_default=False)
+    Optional[list[str]],
+    typer.Option("--check", metavar="CHECK", help="Post-ready check: reasoning or tools (repeatable).", show_default=False),
 ]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML config file (keys mirror the options).", show_default=False)]
-ProfileOpt = Annotated[Optional[str], typer.Option("--profile", help="Use the [profiles.NAME] table of the config.", show_default=False)]
+ConfigOpt = Annotated[
+    Optional[Path], typer.Option("--config", metavar="FILE", help="TOML config file (keys mirror the options).", show_default=False)
+]
+ProfileOpt = Annotated[
+    Optional[str], typer.Option("--profile", metavar="NAME", help="Use the [profiles.NAME] table of the config.", show_default=False)
+]
 AcceptOpt = Annotated[bool, typer.Option("--accept-new-host-key", help="Record an unknown SSH host key (a changed key is always refused).")]
 InsecureOpt = Annotated[bool, typer.Option("--insecure", help="Do not verify TLS certificates of an https --url.")]
 MaxRestartsOpt = Annotated[
     Optional[int],
-    typer.Option("--max-restarts", help="Server restarts tolerated during the wait [default: 0, a restart fails].", show_default=False),
+    typer.Option(
+        "--max-restarts", metavar="N", help="Server restarts tolerated during the wait [default: 0, a restart fails].", show_default=False
+    ),
 ]
-EngineOpt = Annotated[Optional[str], typer.Option("--engine", help="auto | sglang | vllm [default: auto].", show_default=False)]
-RulesOpt = Annotated[Optional[list[Path]], typer.Option("--rules", help="Extra rules file (TOML), repeatable.", show_default=False)]
+EngineOpt = Annotated[
+    Optional[str], typer.Option("--engine", metavar="ENGINE", help="auto | sglang | vllm [default: auto].", show_default=False)
+]
+RulesOpt = Annotated[
+    Optional[list[Path]], typer.Option("--rules", metavar="FILE", help="Extra rules file (TOML), repeatable.", show_default=False)
+]
 ReconnectOpt = Annotated[
     Optional[str],
-    typer.Option("--reconnect-for", help="Keep reconnecting a dropped SSH connection this long [default: 2m].", show_default=False),
+    typer.Option(
+        "--reconnect-for",
+        metavar="DURATION",
+        help="Keep reconnecting a dropped SSH connection this long [default: 2m].",
+        show_default=False,
+    ),
+]
+JunitOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--junit", metavar="FILE", help="Also write JUnit XML here (one test case per target), for CI test reports.", show_default=False
+    ),
 ]
 TargetOpt = Annotated[
-    Optional[str], typer.Option("--target", help="Name of this target in the history [default: HOST/UNIT].", show_default=False)
+    Optional[str],
+    typer.Option("--target", metavar="NAME", help="Name of this target in the history [default: HOST/UNIT].", show_default=False),
 ]
 
 
@@ -166,7 +229,8 @@ def wait(
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     output: Annotated[
-        Optional[str], typer.Option("--output", "-o", help="auto | live | plain | json [default: auto].", show_default=False)
+        Optional[str],
+        typer.Option("--output", "-o", metavar="MODE", help="auto | live | plain | json [default: auto].", show_default=False),
     ] = None,
     accept_new_host_key: AcceptOpt = False,
     insecure: InsecureOpt = False,
@@ -175,6 +239,7 @@ def wait(
     rules: RulesOpt = None,
     target: TargetOpt = None,
     reconnect_for: ReconnectOpt = None,
+    junit: JunitOpt = None,
 ) -> None:
     """Watch a cold start until ready, failed, stalled or the deadline; exit with its code."""
     flags = dict(locals())  # every option as given; config and profile are taken out below
@@ -196,7 +261,7 @@ def status(
     config: ConfigOpt = None,
     profile: ProfileOpt = None,
     output: Annotated[
-        Optional[str], typer.Option("--output", "-o", help="auto | plain | json [default: auto].", show_default=False)
+        Optional[str], typer.Option("--output", "-o", metavar="MODE", help="auto | plain | json [default: auto].", show_default=False)
     ] = None,
     accept_new_host_key: AcceptOpt = False,
     insecure: InsecureOpt = False,
@@ -212,7 +277,7 @@ def status(
 
 @app.command()
 def history(
-    target: Annotated[Optional[str], typer.Argument(help="Only this target.", show_default=False)] = None,
+    target: Annotated[Optional[str], typer.Argument(metavar="TARGET", help="Only this target.", show_default=False)] = None,
     output: OutputOpt = "auto",
 ) -> None:
     """Past cold starts per target with phase durations (the ETA baseline)."""
@@ -222,20 +287,35 @@ def history(
     raise typer.Exit(int(run_history(target, output)))
 
 
+DEMO_SCENARIOS = "ready | oom | hang | restart | crash_once | slow | silent_death | error_body | silent_load | jit_busy"
+
+
 @app.command()
 def demo(
-    scenario: Annotated[
-        str, typer.Option("--scenario", help="ready | oom | hang | restart | slow | silent_death | error_body | silent_load | jit_busy.")
-    ] = "ready",
-    speed: Annotated[float, typer.Option("--speed", help="Time factor of the simulated start (0.5 = twice as fast).")] = 1.0,
+    scenario: Annotated[str, typer.Option("--scenario", metavar="NAME", help=f"{DEMO_SCENARIOS}.")] = "ready",
+    speed: Annotated[
+        float, typer.Option("--speed", metavar="FACTOR", help="Time factor of the simulated start (0.5 = twice as fast).")
+    ] = 1.0,
     output: Annotated[
-        Optional[str], typer.Option("--output", "-o", help="auto | live | plain | json [default: auto].", show_default=False)
+        Optional[str],
+        typer.Option("--output", "-o", metavar="MODE", help="auto | live | plain | json [default: auto].", show_default=False),
     ] = None,
     check: CheckOpt = None,
     fail_checks: Annotated[bool, typer.Option("--fail-checks", help="Make the simulated server fail the --check requests.")] = False,
-    timeout: TimeoutOpt = None,
-    stall_after: StallOpt = None,
+    timeout: Annotated[
+        Optional[str], typer.Option("--timeout", metavar="DURATION", help="Deadline of the demo [default: 3m].", show_default=False)
+    ] = None,
+    stall_after: Annotated[
+        Optional[str],
+        typer.Option(
+            "--stall-after",
+            metavar="DURATION",
+            help="Stalled after this long with no liveness evidence [default: 20s for hang, 10m otherwise].",
+            show_default=False,
+        ),
+    ] = None,
     max_restarts: MaxRestartsOpt = None,
+    junit: JunitOpt = None,
 ) -> None:
     """Watch a simulated 8-GPU SGLang cold start (~30 s) with the real wait pipeline."""
     from coldwatch.demo import run_demo
@@ -254,6 +334,7 @@ def demo(
             stall_after=stall_after or default_stall,
             max_restarts=max_restarts,
             interval=0.5,
+            junit=junit,
         ),
         None,
         None,
@@ -270,32 +351,154 @@ def _install_sigterm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit code. Every error becomes one line and a documented code."""
+    """Run the CLI; return the exit code. Every error becomes one line and a documented code,
+    and, in JSON mode, a final ``result`` line on stdout (for exit 2 and 4 too)."""
     _install_sigterm()
+    _RUN.clear()
+    _RUN["t0"] = time.monotonic()
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        rc = app(args=argv, standalone_mode=False, prog_name="coldwatch")
+        rc = app(args=args, standalone_mode=False, prog_name="coldwatch")
         return int(rc) if isinstance(rc, int) else 0
     except typer.Exit as exc:
         return int(exc.exit_code)
     except ColdwatchError as exc:
         _err(f"coldwatch: {exc}")
+        _finish(args, exc.exit_code, str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
         _err("coldwatch: interrupted")
+        _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
         return int(ExitCode.INTERRUPTED)
     except Terminated:
         _err("coldwatch: terminated")
+        _finish(args, int(ExitCode.TERMINATED), "terminated (SIGTERM)")
         return int(ExitCode.TERMINATED)
     except Exception as exc:  # usage errors from the parser, and bugs
         if type(exc).__name__ == "Abort":
             _err("coldwatch: interrupted")
+            _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
             return int(ExitCode.INTERRUPTED)
         show = getattr(exc, "show", None)
         if callable(show) and hasattr(exc, "exit_code"):
             show(file=sys.stderr)
+            fmt = getattr(exc, "format_message", None)
+            _finish(args, int(ExitCode.USAGE), str(fmt() if callable(fmt) else exc))
             return int(ExitCode.USAGE)
         _err(f"coldwatch: internal error ({type(exc).__name__}: {exc}); please report it")
         return 1
+
+
+_WATCHING = ("wait", "demo", "status")
+"""Commands whose output mode and --junit also come from COLDWATCH_* and the config file."""
+
+
+def _finish(args: list[str], code: int, reason: str) -> None:
+    """A run that ended in an error before its verdict still ends like every run: the result
+    line on stdout in JSON mode, the workflow command and the JUnit file in CI."""
+    from coldwatch.events import event
+    from coldwatch.render import Sink, ci_sinks
+    from coldwatch.render.jsonl import JsonSink
+
+    command, mode, junit = _requested(args)
+    outcome = {
+        int(ExitCode.UNREACHABLE): "unreachable",
+        int(ExitCode.INTERRUPTED): "interrupted",
+        int(ExitCode.TERMINATED): "interrupted",
+    }.get(code, "usage")
+    t = time.monotonic() - _RUN.get("t0", time.monotonic())
+    res = event(
+        "result",
+        t,
+        time.time() - t,
+        outcome=outcome,
+        exit_code=code,
+        phase=None,
+        failure_kind=None,
+        reason=reason[:500],
+        phases=[],
+        schema=1,
+    )
+    sinks: list[Sink] = [JsonSink()] if mode == "json" else []
+    if command in ("wait", "demo"):
+        with contextlib.suppress(ColdwatchError):  # a bad --junit was the error: nothing more to write
+            sinks += ci_sinks(junit, os.environ, "plain", _title(args, command))
+    for sink in sinks:
+        with contextlib.suppress(Exception):
+            sink.emit(res)
+            sink.close()
+
+
+def _title(args: list[str], command: str) -> str:
+    s = _RUN.get("settings")
+    if s is not None and s.host:
+        return str(s.host)
+    if command == "wait":
+        positional = _positional(args[1:])
+        if positional:
+            return positional[0]
+    return "this machine"
+
+
+_VALUED = {
+    "--unit", "--log-cmd", "--gpu-cmd", "--url", "--model", "--api-key", "--timeout", "--interval", "--stall-after",
+    "--pid", "--check", "--config", "--profile", "--output", "-o", "--max-restarts", "--engine", "--rules", "--target",
+    "--reconnect-for", "--junit", "--scenario", "--speed",
+}  # fmt: skip
+
+
+def _positional(args: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _VALUED:
+            skip = True
+        elif not a.startswith("-"):
+            out.append(a)
+    return out
+
+
+def _flag(args: list[str], *names: str) -> str | None:
+    """The last value given for an option (``--x V``, ``--x=V``, ``-oV``), leniently."""
+    found: str | None = None
+    for i, a in enumerate(args):
+        for n in names:
+            if a == n and i + 1 < len(args):
+                found = args[i + 1]
+            elif a.startswith(n + "=") and n.startswith("--"):
+                found = a[len(n) + 1 :]
+            elif len(n) == 2 and a.startswith(n) and len(a) > 2 and not a.startswith("--"):
+                found = a[2:]
+    return found
+
+
+def _requested(args: list[str]) -> tuple[str | None, str | None, Path | None]:
+    """(command, output mode, --junit) of this run: from its settings when they resolved, else
+    read leniently the same way (flag > COLDWATCH_* > profile > config file), ignoring what
+    cannot be read: the run is already ending in an error."""
+    command = args[0] if args and not args[0].startswith("-") else None
+    s = _RUN.get("settings")
+    if s is not None:
+        from coldwatch.render import choose_output
+
+        return command, choose_output(s.output, sys.stdout), s.junit
+    output, junit = _flag(args, "--output", "-o"), _flag(args, "--junit")
+    if command in _WATCHING:
+        output = output or os.environ.get("COLDWATCH_OUTPUT")
+        junit = junit or os.environ.get("COLDWATCH_JUNIT")
+        config = _flag(args, "--config") or os.environ.get("COLDWATCH_CONFIG")
+        profile = _flag(args, "--profile") or os.environ.get("COLDWATCH_PROFILE")
+        if config and (output is None or junit is None):
+            data: dict[str, Any] = {}
+            with contextlib.suppress(OSError, ValueError):
+                data = tomllib.loads(Path(config).read_text(encoding="utf-8"))
+            prof = data.get("profiles", {}).get(profile, {}) if profile and isinstance(data.get("profiles"), dict) else {}
+            for table in (prof, data):
+                if isinstance(table, dict):
+                    output = output or (table.get("output") if isinstance(table.get("output"), str) else None)
+                    junit = junit or (table.get("junit") if isinstance(table.get("junit"), str) else None)
+    return command, output, Path(os.path.expanduser(junit)) if junit else None
 
 
 def _err(msg: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from coldwatch.errors import ConfigError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.normalise import Normaliser
 from coldwatch.phases import load_rules
-from coldwatch.render import Sink, choose_output
+from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
 from coldwatch.render.plain import PlainSink, print_timeline
 from coldwatch.replay import read_chunks, replay, replay_policy
@@ -79,22 +80,23 @@ def run_replay(
 # ---- wait / status / demo / history ---------------------------------------------------------
 
 
-def make_sinks(mode: str, title: str, deadline: float) -> list[Sink]:
+def make_sinks(mode: str, title: str, deadline: float, junit: Path | None = None) -> list[Sink]:
     mode = choose_output(mode)
+    extra = ci_sinks(junit, os.environ, mode, title)  # before the live panel starts: a bad --junit is exit 2
     if mode == "json":
-        return [JsonSink()]
+        return [JsonSink(), *extra]
     if mode == "live":
         from coldwatch.render.live import LiveSink
 
-        return [LiveSink(title, deadline)]
-    return [PlainSink()]
+        return [LiveSink(title, deadline), *extra]
+    return [PlainSink(), *extra]
 
 
 def run_wait(settings: Any, sinks: list[Sink] | None = None) -> ExitCode:
     from coldwatch.hosts import open_host
     from coldwatch.monitor import Monitor
 
-    sinks = sinks or make_sinks(settings.output, settings.host or "this machine", settings.timeout)
+    sinks = sinks or make_sinks(settings.output, settings.host or "this machine", settings.timeout, settings.junit)
     try:
         host = open_host(settings)
     except BaseException:

@@ -1,4 +1,4 @@
-"""Settings for wait/status/demo: flags > COLDWATCH_* env > --config file > profile > defaults."""
+"""Settings for wait/status/demo: flags > COLDWATCH_* env > --profile table > --config file's top level > defaults."""
 
 from __future__ import annotations
 
@@ -54,31 +54,38 @@ class Settings:
     identity: Path | None = None
     target: str | None = None
     record: bool = True
+    junit: Path | None = None
 
     def target_name(self) -> str:
         return self.target or f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
-_PATHS = {"known_hosts", "ssh_config", "identity"}
+_PATHS = {"known_hosts", "ssh_config", "identity", "junit"}
 _CHECKS = ("reasoning", "tools")
 _OUTPUTS = ("auto", "live", "plain", "json")
 _UNIT = re.compile(r"^[A-Za-z0-9:_.@\\-]+$")
 
 
-def _coerce(name: str, value: Any, source: str) -> Any:
-    where = f"{source}: {name}"
+def _coerce(name: str, value: Any, where: str) -> Any:
+    """One value from one source, checked; ``where`` names the source the user wrote it in
+    (``--timeout``, ``COLDWATCH_TIMEOUT``, ``FILE: timeout``)."""
     if value is None:
         return None
     if name in _DURATIONS:
-        return parse_duration(value, where)
+        secs = parse_duration(value, where)
+        if name == "interval" and secs <= 0:
+            raise ConfigError(f"{where}: must be more than 0, got {value if isinstance(value, str) else format(value, 'g')}")
+        return secs
     if name in ("pid", "max_restarts"):
         try:
             n = int(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
-        if n < 0 or (name == "pid" and n == 0):
-            raise ConfigError(f"{where}: expected a positive number, got {value!r}")
+        if name == "pid" and n <= 0:
+            raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
+        if n < 0:
+            raise ConfigError(f"{where}: expected 0 or more, got {value!r}")
         return n
     if name in ("accept_new_host_key", "insecure", "record"):
         if isinstance(value, bool):
@@ -101,25 +108,22 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         return list(items)
     if not isinstance(value, str):
         raise ConfigError(f"{where}: expected a string, got {value!r}")
+    if name == "unit" and not _UNIT.match(value):
+        raise ConfigError(f"{where}: {value!r} is not a valid systemd unit name")
+    if name == "output" and value not in _OUTPUTS:
+        raise ConfigError(f"{where}: expected one of {', '.join(_OUTPUTS)}, got {value!r}")
+    if name == "engine" and value not in ("auto", "sglang", "vllm"):
+        raise ConfigError(f"{where}: expected auto, sglang or vllm, got {value!r}")
+    if name in ("log_cmd", "gpu_cmd") and ("\n" in value or "\x00" in value):
+        raise ConfigError(f"{where}: must be one line")
+    if name == "url":
+        from coldwatch.http import check_url
+
+        try:
+            return check_url(value)
+        except ConfigError:
+            raise ConfigError(f"{where}: expected http(s)://HOST[:PORT], got {value!r}") from None
     return value
-
-
-def _validate(s: Settings) -> Settings:
-    if not _UNIT.match(s.unit):
-        raise ConfigError(f"unit: {s.unit!r} is not a valid systemd unit name")
-    if s.output not in _OUTPUTS:
-        raise ConfigError(f"output: expected one of {', '.join(_OUTPUTS)}, got {s.output!r}")
-    if s.engine not in ("auto", "sglang", "vllm"):
-        raise ConfigError(f"engine: expected auto, sglang or vllm, got {s.engine!r}")
-    if s.interval <= 0:
-        raise ConfigError("interval: must be more than 0")
-    for name, cmd in (("log_cmd", s.log_cmd), ("gpu_cmd", s.gpu_cmd)):
-        if cmd is not None and ("\n" in cmd or "\x00" in cmd):
-            raise ConfigError(f"{name}: must be one line")
-    from coldwatch.http import check_url
-
-    s.url = check_url(s.url)
-    return s
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -138,33 +142,39 @@ def _read_config(path: Path) -> dict[str, Any]:
 def _apply(values: dict[str, Any], table: dict[str, Any], source: str, known: set[str]) -> None:
     for key, value in table.items():
         name = key.replace("-", "_")
-        if name == "profiles" and isinstance(value, dict):
+        if name in ("profiles", "targets") and isinstance(value, dict):
             continue
         if name not in known:
             raise ConfigError(f"{source}: unknown key {key!r}")
-        values[name] = _coerce(name, value, source)
+        values[name] = _coerce(name, value, f"{source}: {key}")
 
 
 def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | None = None) -> Settings:
-    """Merge the sources; every bad value is named with its source and key."""
+    """Merge the sources, later ones winning: defaults < the file's top level < its
+    ``[profiles.NAME]`` < ``COLDWATCH_*`` < flags. Every bad value is named with its source."""
     known = {f.name for f in fields(Settings)}
     values: dict[str, Any] = {}
     config = config or (Path(os.environ["COLDWATCH_CONFIG"]) if os.environ.get("COLDWATCH_CONFIG") else None)
     profile = profile or os.environ.get("COLDWATCH_PROFILE")
     data: dict[str, Any] = _read_config(config) if config else {}
+    if config:
+        _apply(values, data, str(config), known)
     if profile:
         profiles = data.get("profiles", {})
-        if not isinstance(profiles, dict) or profile not in profiles:
+        if not isinstance(profiles, dict) or not isinstance(profiles.get(profile), dict):
             where = str(config) if config else "no --config file"
             raise ConfigError(f"profile {profile!r} not found ({where})")
         _apply(values, profiles[profile], f"{config} [profiles.{profile}]", known)
-    if config:
-        _apply(values, data, str(config), known)
-    for name in known:
-        env = os.environ.get("COLDWATCH_" + name.upper())
+    for name in sorted(known):
+        env = os.environ.get(env_name(name))
         if env is not None and name != "host":
-            values[name] = _coerce(name, env, f"COLDWATCH_{name.upper()}")
+            values[name] = _coerce(name, env, env_name(name))
     for name, value in flags.items():
         if value is not None and value != [] and name in known:
             values[name] = _coerce(name, value, "--" + name.replace("_", "-"))
-    return _validate(Settings(**values))
+    return Settings(**values)
+
+
+def env_name(name: str) -> str:
+    """The environment variable of a setting: ``stall_after`` -> ``COLDWATCH_STALL_AFTER``."""
+    return "COLDWATCH_" + name.upper()

@@ -104,11 +104,12 @@ class Sim:
         start = self.mem[0]
         for n in range(total + 1):
             pct = int(100 * n / total)
+            times = tqdm_times(n, total, seconds)
             if fmt == "sglang":
-                self.raw(f"\r{desc}: {pct:3d}% Completed | {n}/{total} [00:{n:02d}<00:00,  1.00it/s]")
+                self.raw(f"\r{desc}: {pct:3d}% Completed | {n}/{total} {times}")
             else:
                 filled = "█" * (pct // 10)
-                self.raw(f"\r{desc}: {pct:3d}%|{filled:<10}| {n}/{total} [00:{n:02d}<00:00,  1.00it/s]")
+                self.raw(f"\r{desc}: {pct:3d}%|{filled:<10}| {n}/{total} {times}")
             if mem_to is not None:
                 self.set_mem(int(start + (mem_to - start) * n / total), 30)
             if n < total:
@@ -356,6 +357,18 @@ class Sim:
         path.write_text(f"#!{sys.executable}\n{code}")
         path.chmod(0o755)
         subprocess.run([str(path)], check=False)
+
+
+def tqdm_times(n: int, total: int, seconds: float) -> str:
+    """tqdm's ``[elapsed<remaining, rate]`` for step ``n`` of a bar lasting ``seconds``."""
+
+    def mmss(x: float) -> str:
+        m, sec = divmod(round(x), 60)
+        return f"{m:02d}:{sec:02d}"
+
+    per = seconds / total if total else 0.0
+    rate = f"{1 / per:.2f}it/s" if per and per <= 1 else f"{per:.2f}s/it"
+    return f"[{mmss(n * per)}<{mmss((total - n) * per)}, {rate}]"
 
 
 def free_port() -> int:

@@ -1,17 +1,21 @@
 """SSH host: one paramiko transport per run; every probe is a channel on it.
 
 The only module that imports paramiko. Honours ~/.ssh/config (HostName, User, Port,
-IdentityFile, ProxyJump, ServerAliveInterval, ConnectTimeout, UserKnownHostsFile), uses keys
-and the agent, and checks host keys strictly against known_hosts.
+IdentityFile, ProxyJump, ServerAliveInterval, ConnectTimeout, UserKnownHostsFile; Host and Match
+blocks as paramiko evaluates them; Include followed here), uses keys and the agent, and checks
+host keys strictly against known_hosts.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import glob
 import hashlib
 import logging
 import os
+import re
+import shlex
 import socket
 import threading
 from collections.abc import Iterator
@@ -356,9 +360,45 @@ def _lookup(alias: str, path: Path | None) -> dict[str, Any]:
     if not p.exists():
         return {}
     try:
-        cfg = paramiko.SSHConfig.from_path(str(p))
+        cfg = paramiko.SSHConfig.from_text(ssh_config_text(p))
+    except ConfigError:
+        raise
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: cannot read SSH config: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - paramiko raises several types for bad syntax
         raise ConfigError(f"{p}: invalid SSH config: {exc}") from None
     return dict(cfg.lookup(alias))
+
+
+_INCLUDE = re.compile(r"^\s*include(?:\s*=\s*|\s+)(.+?)\s*$", re.I)
+_BLOCK = re.compile(r"^\s*(host|match)(\s*=\s*|\s+)", re.I)
+MAX_INCLUDE_DEPTH = 16
+"""OpenSSH's own limit on nested Include."""
+
+
+def ssh_config_text(path: Path, depth: int = 0) -> str:
+    """The SSH config with every ``Include`` replaced by the files it names, as OpenSSH reads
+    them (paramiko does not follow Include): globs sorted, ``~`` expanded, relative paths under
+    ``~/.ssh``, missing files skipped. An Include inside a Host or Match block brings its lines
+    into that block; after the included text the block is reopened, so the lines that follow in
+    the including file stay in it."""
+    if depth > MAX_INCLUDE_DEPTH:
+        raise ConfigError(f"{path}: SSH config Include nested more than {MAX_INCLUDE_DEPTH} deep")
+    out: list[str] = []
+    block: str | None = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if _BLOCK.match(line):
+            block = line
+        m = _INCLUDE.match(line)
+        if not m:
+            out.append(line)
+            continue
+        for pattern in shlex.split(m.group(1)):
+            full = os.path.expanduser(pattern)
+            if not os.path.isabs(full):
+                full = os.path.join(os.path.expanduser("~/.ssh"), full)
+            for name in sorted(glob.glob(full)):
+                if os.path.isfile(name):
+                    out.append(ssh_config_text(Path(name), depth + 1))
+        out.append(block if block is not None else "Host *")  # back in the including block
+    return "\n".join(out) + "\n"

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol, TextIO
+
+from coldwatch.errors import ConfigError
 
 
 class Sink(Protocol):
@@ -23,3 +27,25 @@ def choose_output(requested: str, stream: TextIO | None = None) -> str:
         return "live" if stream.isatty() else "plain"
     except (AttributeError, ValueError):
         return "plain"
+
+
+def ci_sinks(junit: Path | None, env: Mapping[str, str], mode: str = "plain", title: str = "this machine") -> list[Sink]:
+    """The sinks a CI run adds to the chosen view: the verdict line on stderr when stdout is
+    NDJSON (``mode`` json), workflow commands and a step summary under GitHub Actions
+    (``GITHUB_ACTIONS=true``; the summary goes to ``$GITHUB_STEP_SUMMARY``), and a JUnit XML
+    file for ``--junit``. A JUnit path whose folder does not exist is a usage error."""
+    from coldwatch.render.ci import GithubSink, JunitSink, VerdictSink
+
+    sinks: list[Sink] = []
+    if mode == "json":
+        sinks.append(VerdictSink())
+    if env.get("GITHUB_ACTIONS") == "true":
+        summary = env.get("GITHUB_STEP_SUMMARY")
+        sinks.append(GithubSink(title, Path(summary) if summary else None))
+    if junit is not None:
+        if junit.is_dir():
+            raise ConfigError(f"--junit: {junit} is a directory; give a file name")
+        if not (junit.parent if str(junit.parent) else Path(".")).is_dir():
+            raise ConfigError(f"--junit: folder {junit.parent} does not exist")
+        sinks.append(JunitSink(junit, title))
+    return sinks
