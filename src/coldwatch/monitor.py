@@ -263,6 +263,16 @@ class Monitor:
             r = self.host.run(service_cmd(self.s.unit), timeout=10.0)
             svc = parse_systemctl_show(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
             self.on_service(svc, initial=True)
+        unit = self.s.unit if self.svc is not None and self.svc.known else None
+        self.emit_internal(
+            "_info",
+            target=self.s.target_name(),
+            unit=unit,
+            engine=self.engine,
+            model=self.model,
+            deadline=self.s.timeout,
+            baseline=self.baseline,
+        )
         self.log = LogSource(self.s.log_cmd, self.s.unit, self.svc)
         self.spawn("log", lambda: self._log_thread(self.gen))
         self.spawn("gpu", self._gpu_thread)
@@ -326,7 +336,7 @@ class Monitor:
         if kind == "line":
             line: LogLine = dataclasses.replace(payload, t=t)
             self.evidence["log"] = t
-            self.emit_internal("_log", text=line.text[:300])
+            self.emit_internal("_log", text=line.text[:300], rank=line.rank)
             for sig in self.c.feed(line):
                 self.on_signal(sig)
         elif kind == "log_end":
