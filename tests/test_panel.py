@@ -269,3 +269,13 @@ def test_tiny_terminal_still_renders() -> None:
     """Below a usable size the panel drops its box and still never exceeds the terminal."""
     rows = show(mid_run(), 18, 3)
     assert len(rows) <= 3 and all(len(r) <= 18 for r in rows)
+
+
+def test_a_stall_is_said_by_the_verdict_not_again_as_a_warning() -> None:
+    """The stall event's message is the verdict's reason: it is not repeated as a warning."""
+    s = mid_run()
+    msg = "no liveness evidence for 600s (budget 600s) in graph_capture; last: log 600s ago"
+    s.apply({"event": "stall", "t": 614.0, "message": msg})
+    s.apply({"event": "result", "t": 614.0, "outcome": "stalled", "exit_code": 5, "phase": "graph_capture", "reason": msg, "phases": []})
+    text = "\n".join(show(s, 100, 30))
+    assert "⚠" not in text and "✗ STALLED in graph_capture (exit 5)" in text and "✗ graph_capture" in text

@@ -476,7 +476,9 @@ def status_block(s: PanelState, w: int) -> list[Text]:
 def warnings_block(s: PanelState, w: int, n: int) -> list[Text]:
     if n <= 0:
         return []
-    return [line(f"⚠ {m}", width=w, style="yellow") for m in list(s.warnings)[-n:]]
+    said = clean(s.result.get("reason") or "") if s.result is not None else None
+    shown = [m for m in s.warnings if m != said]  # a stall's message is the verdict's reason: said once
+    return [line(f"⚠ {m}", width=w, style="yellow") for m in shown[-n:]]
 
 
 def phase_list(s: PanelState) -> list[str]:
