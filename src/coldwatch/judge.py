@@ -179,7 +179,7 @@ class Judge:
         self.now = t
         self.evidence["log"] = t
         if self.p.tail:
-            self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300]})
+            self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300], "rank": line.rank})
         signals = self.c.feed(line)
         if signals:
             for sig in signals:

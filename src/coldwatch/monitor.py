@@ -272,6 +272,18 @@ class Monitor:
             svc = self.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))
             self.judge.supervisor(svc, self.t(), initial=True)
             self.svc_known = svc.known
+        info = {
+            "event": "_info",
+            "t": 0.0,
+            "target": self.s.target_name(),
+            "unit": self.s.unit if self.svc_known else None,
+            "engine": self.judge.engine,
+            "model": self.s.model,
+            "deadline": self.s.timeout,
+            "baseline": self.judge.p.baseline,
+        }
+        for sink in self.sinks:
+            sink.emit(info)
         self.log = LogSource(self.s.log_cmd, self.s.unit, svc)
         self.spawn("log", lambda: self._log_thread(self.gen))
         self.spawn("sampler", self._sampler_thread)
