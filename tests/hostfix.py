@@ -108,9 +108,30 @@ class GpuHost:
         return [ln.strip() for ln in out.splitlines() if ln.strip() and "sshd" not in ln]
 
     def session_pids(self) -> list[int]:
-        """PIDs of the per-connection 'sshd: cwtest@notty' processes."""
-        out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-        return [int(ln.split()[0]) for ln in out.splitlines() if f"sshd: {USER}@notty" in ln]
+        """PIDs of this fixture's per-connection 'sshd: cwtest@notty' processes (descendants of its own
+        sshd, so that another test run on the same machine keeps its sessions)."""
+        out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+        parent: dict[int, int] = {}
+        pids = []
+        for ln in out.splitlines():
+            parts = ln.split(None, 2)
+            if len(parts) < 3:
+                continue
+            pid, ppid = int(parts[0]), int(parts[1])
+            parent[pid] = ppid
+            if f"sshd: {USER}@notty" in parts[2]:
+                pids.append(pid)
+
+        def ours(pid: int) -> bool:
+            for _ in range(8):
+                pid = parent.get(pid, 0)
+                if pid == self.sshd.pid:
+                    return True
+                if pid <= 1:
+                    return False
+            return False
+
+        return [p for p in pids if ours(p)]
 
     def close(self) -> None:
         for sim in self.sims:
