@@ -1,0 +1,133 @@
+"""python -m benchmarks.verdicts [--json FILE] [--corpus NAME]: coldwatch's verdicts against labelled
+real start-up logs, per corpus: outcome, last phase and failure-kind accuracy, and every miss with
+the file, what the label says, what coldwatch said and the line that decided it.
+
+Corpora: shared (the team's fixture logs), real (recorded from real engines here), composed (our
+format-string logs), public (real logs from public bug reports and repositories, labelled blind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coldwatch.replay import read_chunks, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGS = ROOT / "tests" / "fixtures" / "logs"
+SHARED = Path(os.environ.get("COLDWATCH_SHARED_LOGS", ROOT.parent / "shared" / "fixtures" / "logs"))
+CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public"}
+
+
+@dataclass
+class Score:
+    n: int = 0
+    outcome: int = 0
+    phase_n: int = 0
+    phase: int = 0
+    kind_n: int = 0
+    kind: int = 0
+    misses: list[dict[str, Any]] = field(default_factory=list)
+
+    def pct(self, a: int, b: int) -> float:
+        return 100.0 * a / b if b else 100.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "logs": self.n,
+            "outcome_pct": round(self.pct(self.outcome, self.n), 1),
+            "phase_pct": round(self.pct(self.phase, self.phase_n), 1),
+            "kind_pct": round(self.pct(self.kind, self.kind_n), 1),
+            "outcome": [self.outcome, self.n],
+            "phase": [self.phase, self.phase_n],
+            "kind": [self.kind, self.kind_n],
+            "misses": self.misses,
+        }
+
+
+def labels(folder: Path) -> list[dict[str, Any]]:
+    """The folder's labels.json (and labels-*.json, parts still to be merged)."""
+    out: list[dict[str, Any]] = []
+    for f in sorted(folder.glob("labels*.json")):
+        out += json.loads(f.read_text())
+    return out
+
+
+def judge_file(path: Path) -> dict[str, Any]:
+    with path.open("rb") as fh:
+        j, v = replay(read_chunks(fh))
+    st = j.state
+    deciding = v.reason if v.outcome != "incomplete" else st.last_line
+    return {"outcome": v.outcome, "phase": v.phase, "kind": v.failure_kind, "line": deciding[:200]}
+
+
+def score(folder: Path) -> Score:
+    s = Score()
+    for lab in labels(folder):
+        got = judge_file(folder / lab["file"])
+        s.n += 1
+        want_phase = lab.get("last_phase")
+        ok_o = got["outcome"] == lab["outcome"]
+        s.outcome += ok_o
+        ok_p = True
+        if want_phase is not None or lab["outcome"] == "failed":
+            s.phase_n += 1
+            ok_p = got["phase"] == want_phase or (want_phase == "starting" and got["phase"] is None)
+            s.phase += ok_p
+        ok_k = True
+        if lab["outcome"] == "failed" and lab.get("failure_kind"):
+            s.kind_n += 1
+            ok_k = got["kind"] == lab["failure_kind"]
+            s.kind += ok_k
+        if not (ok_o and ok_p and ok_k):
+            s.misses.append(
+                {
+                    "file": lab["file"],
+                    "want": [lab["outcome"], want_phase, lab.get("failure_kind")],
+                    "got": [got["outcome"], got["phase"], got["kind"]],
+                    "line": got["line"],
+                }
+            )
+    return s
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.verdicts")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--corpus", choices=sorted(CORPORA), action="append", help="only these corpora")
+    ap.add_argument("--quiet", action="store_true", help="no list of misses")
+    a = ap.parse_args(argv)
+    out: dict[str, Any] = {}
+    total = Score()
+    for name in a.corpus or list(CORPORA):
+        s = score(CORPORA[name])
+        if not s.n:
+            print(f"{name:<9} no labelled logs at {CORPORA[name]}")
+            continue
+        out[name] = s.as_dict()
+        for f in ("n", "outcome", "phase_n", "phase", "kind_n", "kind"):
+            setattr(total, f, getattr(total, f) + getattr(s, f))
+        print(
+            f"{name:<9} {s.n:4d} logs  outcome {s.pct(s.outcome, s.n):5.1f}% ({s.outcome}/{s.n})  "
+            f"last phase {s.pct(s.phase, s.phase_n):5.1f}% ({s.phase}/{s.phase_n})  kind {s.pct(s.kind, s.kind_n):5.1f}% ({s.kind}/{s.kind_n})"
+        )
+        if not a.quiet:
+            for m in s.misses:
+                print(f"   miss {m['file']}: want {m['want']} got {m['got']}\n        deciding: {m['line'][:160]!r}")
+    out["all"] = total.as_dict()
+    print(
+        f"{'all':<9} {total.n:4d} logs  outcome {total.pct(total.outcome, total.n):5.1f}%  "
+        f"last phase {total.pct(total.phase, total.phase_n):5.1f}%  kind {total.pct(total.kind, total.kind_n):5.1f}%"
+    )
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
