@@ -290,8 +290,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _err(msg: str) -> None:
+    """One line on stderr. Error text can carry remote text (an SSH banner, a server's answer)."""
+    from coldwatch.sanitise import clean
+
     try:
-        sys.stderr.write(msg + "\n")
+        sys.stderr.write(clean(msg, 1000) + "\n")
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass

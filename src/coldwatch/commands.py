@@ -16,6 +16,7 @@ from coldwatch.render import Sink, choose_output
 from coldwatch.render.jsonl import JsonSink
 from coldwatch.render.plain import PlainSink, fmt_t, verdict_line
 from coldwatch.replay import read_chunks, replay
+from coldwatch.sanitise import clean
 
 
 def _open_log(path: str) -> tuple[BinaryIO, bool]:
@@ -74,7 +75,7 @@ def _print_timeline(spans: list[Any], res: dict[str, Any]) -> None:
     for s in spans:
         dur = ("" if s.phase == "ready" else "(open)") if s.start is None or s.end is None else f"{s.end - s.start:.0f}s"
         prog = f"{s.done}/{s.total}" if s.total else ""
-        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {s.evidence[:100]}\n")
+        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {clean(s.evidence, 100)}\n")
     out.write(verdict_line(res) + "\n")
     out.flush()
 

@@ -186,7 +186,12 @@ def _read_capped(resp: httpx.Response) -> bytes:
 
 
 def _request(client: httpx.Client, method: str, url: str, headers: dict[str, str], body: Any = None) -> tuple[int, bytes]:
-    with client.stream(method, url, headers=headers, json=body) as resp:
+    # ASCII JSON: a model id as the server spelt it goes back exactly, even one that UTF-8 cannot
+    # encode (a lone surrogate from a "\ud800" escape)
+    content = None if body is None else json.dumps(body).encode("ascii")
+    if content is not None:
+        headers = {**headers, "Content-Type": "application/json"}
+    with client.stream(method, url, headers=headers, content=content) as resp:
         return resp.status_code, _read_capped(resp)
 
 

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from coldwatch.phases.rules import PHASES
 from coldwatch.render.plain import size, verdict_line
+from coldwatch.sanitise import clean
 
 HTTP_LABEL = {
     "refused": "port not bound yet (connection refused)",
@@ -70,7 +71,7 @@ class LiveSink:
             self.started.setdefault(ph, t)
             self.ended.pop(ph, None)
             self.current = ph
-            self.evidence = ev.get("evidence", "")
+            self.evidence = clean(ev.get("evidence", ""), 110)
         elif kind == "progress":
             if ev.get("unit") == "bytes":
                 self.bytes_progress = ev
@@ -80,9 +81,9 @@ class LiveSink:
         elif kind == "gpu":
             self.gpus = ev["gpus"]
         elif kind == "http":
-            self.http = ev
+            self.http = {**ev, "detail": clean(ev.get("detail", ""), 60)}
         elif kind == "_log":
-            text = ev["text"]
+            text = clean(ev["text"], 110)
             is_bar = "% Completed" in text or "%|" in text
             if is_bar and self.lines and ("% Completed" in self.lines[-1] or "%|" in self.lines[-1]):
                 self.lines[-1] = text
@@ -92,9 +93,9 @@ class LiveSink:
         elif kind == "_disk":
             self.disk = ev
         elif kind == "_jit":
-            self.jit = ev["names"]
+            self.jit = [clean(n, 32) for n in ev["names"]]
         elif kind in ("warning", "stall"):
-            self.warnings.append(ev.get("message", ""))
+            self.warnings.append(clean(ev.get("message", ""), 120))
         elif kind == "result":
             self.result = ev
             if ev["outcome"] == "ready":
@@ -129,7 +130,7 @@ class LiveSink:
             left = f", ~{_dur(bp['eta_s'])} left" if bp.get("eta_s") is not None else ""
             parts.append(Text(f"weights read: {size(bp['done'])} of {size(bp['total'])}, {bp.get('rate_mb_s', 0):.0f} MB/s{left}"))
         if self.evidence:
-            parts.append(Text(f"evidence: {self.evidence[:110]}", style="dim"))
+            parts.append(Text(f"evidence: {self.evidence}", style="dim"))
         quiet = self.t - self.last_log_t
         if quiet > 10 and self.result is None:
             why = []
@@ -152,20 +153,19 @@ class LiveSink:
             parts.append(grid)
         if self.http:
             status = f" {self.http['status']}" if self.http.get("status") else ""
-            parts.append(
-                Text(f"HTTP: {HTTP_LABEL.get(self.http['state'], self.http['state'])}{status}  {self.http.get('detail', '')[:60]}")
-            )
+            parts.append(Text(f"HTTP: {HTTP_LABEL.get(self.http['state'], self.http['state'])}{status}  {self.http['detail']}"))
         for line in self.lines:
-            parts.append(Text(f"│ {line[:110]}", style="dim"))
+            parts.append(Text(f"│ {line}", style="dim"))
         for w in self.warnings:
-            parts.append(Text(f"⚠ {w[:120]}", style="yellow"))
+            parts.append(Text(f"⚠ {w}", style="yellow"))
         deadline = f" / {_dur(self.deadline)}" if self.deadline else ""
         eta = f"   ETA {_dur(max(self.eta, 0))}" if self.eta is not None and self.result is None else ""
         parts.append(Text(f"elapsed {_dur(self.t)}{deadline}{eta}", style="bold"))
         if self.result is not None:
             ok = self.result["outcome"] == "ready"
             parts.append(Text(verdict_line(self.result), style="bold green" if ok else "bold red"))
-        return Panel(Group(*parts), title=f"coldwatch · {self.title}", title_align="left")
+        # a str title would be read as Rich markup; Text never is
+        return Panel(Group(*parts), title=Text(f"coldwatch · {clean(self.title, 80)}"), title_align="left")
 
     def close(self) -> None:
         self.live.update(self.render())

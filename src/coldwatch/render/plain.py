@@ -5,7 +5,11 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from coldwatch.sanitise import clean
+
 PROGRESS_EVERY = 30.0
+LINE_LIMIT = 1000
+"""Longest line written, in characters."""
 
 
 def fmt_t(t: float | None) -> str:
@@ -21,8 +25,10 @@ class PlainSink:
         self._last_progress: dict[str, float] = {}
 
     def _w(self, text: str) -> None:
+        # every line carries text of remote origin (evidence, model ids, error bodies, process
+        # names, stderr): one pass of the sanitiser over the whole line makes all of it inert
         try:
-            self.stream.write(text + "\n")
+            self.stream.write(clean(text, LINE_LIMIT) + "\n")
             self.stream.flush()
         except BrokenPipeError:
             pass
@@ -76,4 +82,4 @@ def verdict_line(ev: dict[str, Any]) -> str:
     if outcome == "ready":
         return f"READY (exit {code})"
     kind = f" [{ev['failure_kind']}]" if ev.get("failure_kind") else ""
-    return f"{outcome.upper()}{kind} in {phase} (exit {code}): {ev.get('reason', '')}"
+    return f"{outcome.upper()}{kind} in {phase} (exit {code}): {clean(ev.get('reason', ''), 500)}"
