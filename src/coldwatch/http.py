@@ -231,7 +231,7 @@ class Ladder:
         self.client = client
         self.base = check_url(base_url)
         self.model = model
-        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.headers = {"Authorization": f"Bearer {check_api_key(api_key)}"} if api_key else {}
 
     def probe(self) -> HttpState:
         try:
@@ -244,11 +244,11 @@ class Ladder:
                 return HttpState("error", detail="SSH connection down")
             if "refused" in text.lower():
                 return HttpState("refused", detail="connection refused (port not bound yet)")
-            return HttpState("refused", detail=_redact(text, self.headers)[:160])
+            return HttpState("refused", detail=redact(text, self.headers)[:160])
         except httpx.TimeoutException:
             return HttpState("timeout", detail="no answer within the request timeout")
         except (httpx.HTTPError, OSError, ValueError) as exc:
-            return HttpState("error", detail=_redact(f"{type(exc).__name__}: {exc}", self.headers)[:160])
+            return HttpState("error", detail=redact(f"{type(exc).__name__}: {exc}", self.headers)[:160])
 
     def _probe(self) -> HttpState:
         model = self.model
@@ -272,8 +272,22 @@ class Ladder:
         return HttpState("status", status, f"200 but {why}", model)
 
 
-def _redact(text: str, headers: dict[str, str]) -> str:
+def check_api_key(key: str | None) -> str | None:
+    """A bearer token is visible ASCII (no space, CR, LF, NUL or other control): anything else
+    would be refused by the HTTP layer with the header's repr in the message. Never echoed."""
+    if key is not None and not (key.isascii() and key.isprintable() and " " not in key):
+        raise ConfigError("api_key: must be visible ASCII characters only (no spaces or control characters); the value is not shown")
+    return key
+
+
+def redact(text: str, headers: dict[str, str]) -> str:
+    """The API key out of an error text, in every form an exception may spell it: as is, in a
+    str or bytes repr (escaped backslashes, quotes, control characters) and JSON-escaped."""
     auth = headers.get("Authorization")
-    if auth:
-        text = text.replace(auth[7:], "***")
+    if not auth or not auth.startswith("Bearer "):
+        return text
+    key = auth[7:]
+    forms = {key, repr(key)[1:-1], repr(key.encode("utf-8", "surrogatepass"))[2:-1], json.dumps(key)[1:-1]}
+    for form in sorted((f for f in forms if f), key=len, reverse=True):
+        text = text.replace(form, "***")
     return text

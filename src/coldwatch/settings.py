@@ -100,7 +100,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
                 raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")
         return list(items)
     if not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
+        shown = "a " + type(value).__name__ if name == "api_key" else repr(value)  # a key is never echoed
+        raise ConfigError(f"{where}: expected a string, got {shown}")
     return value
 
 
@@ -116,8 +117,9 @@ def _validate(s: Settings) -> Settings:
     for name, cmd in (("log_cmd", s.log_cmd), ("gpu_cmd", s.gpu_cmd)):
         if cmd is not None and ("\n" in cmd or "\x00" in cmd):
             raise ConfigError(f"{name}: must be one line")
-    from coldwatch.http import check_url
+    from coldwatch.http import check_api_key, check_url
 
+    check_api_key(s.api_key)
     s.url = check_url(s.url)
     return s
 
