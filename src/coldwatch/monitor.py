@@ -646,9 +646,12 @@ class Monitor:
         return round(max(total - self.t(), 0.0), 1)
 
     def run_checks(self, verdict: Verdict) -> Verdict:
+        deadline = time.monotonic() + self.s.timeout - self.t() if self.s.timeout else None  # --check obeys --timeout
         for name in self.s.check:
-            ok, what = run_check(name, self.client, self.ladder.base, self.model or "", self.ladder.headers)
+            ok, what = run_check(name, self.client, self.ladder.base, self.model or "", self.ladder.headers, deadline)
             self.emit("check", name=name, passed=ok, detail=what)
+            if not ok and deadline is not None and time.monotonic() >= deadline:
+                return self.unfinished("timeout", ExitCode.TIMEOUT, f"--check {name} not answered by the deadline")
             if not ok:
                 return Verdict("failed", ExitCode.FAILED, "ready", "other", what)
         return verdict
