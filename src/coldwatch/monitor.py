@@ -84,7 +84,7 @@ def local_port(url: str) -> int | None:
 
 
 def service_cmd(unit: str) -> str:
-    return f"systemctl show {q(unit)} -p {SERVICE_PROPS} --no-pager"
+    return f"systemctl show -p {SERVICE_PROPS} --no-pager -- {q(unit)}"  # '--': a unit name is never an option
 
 
 class Monitor:

@@ -63,7 +63,44 @@ _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_ti
 _PATHS = {"known_hosts", "ssh_config", "identity"}
 _CHECKS = ("reasoning", "tools")
 _OUTPUTS = ("auto", "live", "plain", "json")
-_UNIT = re.compile(r"^[A-Za-z0-9:_.@\\-]+$")
+# systemd's unit-name grammar (systemd.unit(5)): PREFIX[@[INSTANCE]][.TYPE], PREFIX and INSTANCE
+# of ASCII letters, digits and ":-_.\\", at most 255 characters; no TYPE means ".service", as for
+# systemctl. A leading "-" is refused (systemd allows "-.mount"; no LLM server is one).
+UNIT_TYPES = ("service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer", "slice", "scope")
+_UNIT = re.compile(r"^(?!-)[A-Za-z0-9:_.\\-]+(?:@[A-Za-z0-9:_.\\-]*)?$")
+# Docker's (and Podman's) container-name grammar; a name never starts with "-"
+_CONTAINER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
+
+
+def check_remote_arg(value: str, name: str) -> str:
+    """Any value that reaches a command line on the host: one printable line, never an option."""
+    if not value or value.startswith("-") or not value.isprintable():
+        raise ConfigError(f"{name}: {value!r} is not allowed (empty, starts with '-' or has control characters)")
+    return value
+
+
+def check_unit(unit: str) -> str:
+    """A systemd unit name, by systemd's own grammar; the suffix may be left out (.service)."""
+    if unit.startswith("-"):
+        raise ConfigError(f"unit: {unit!r} is not a valid systemd unit name (a name starting with '-' would be read as an option)")
+    stem, dot, suffix = unit.rpartition(".")
+    if dot and suffix in UNIT_TYPES:
+        prefix = stem
+    elif unit.endswith("@"):
+        raise ConfigError(f"unit: {unit!r} is a template; name an instance (NAME@INSTANCE) or add its type (NAME@.service)")
+    else:
+        prefix = unit  # systemctl appends .service
+    if len(unit) > 255 or not prefix or not _UNIT.match(prefix) or prefix.startswith("@"):
+        raise ConfigError(f"unit: {unit!r} is not a valid systemd unit name (letters, digits, ':-_.\\', one '@', a type suffix)")
+    return unit
+
+
+def check_container(name: str) -> str:
+    """A Docker or Podman container name (or ID) as it may appear on the host's command line."""
+    check_remote_arg(name, "container")
+    if not _CONTAINER.match(name):
+        raise ConfigError(f"container: {name!r} is not a valid container name ([A-Za-z0-9][A-Za-z0-9_.-]*)")
+    return name
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
@@ -106,8 +143,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
 
 
 def _validate(s: Settings) -> Settings:
-    if not _UNIT.match(s.unit):
-        raise ConfigError(f"unit: {s.unit!r} is not a valid systemd unit name")
+    check_unit(s.unit)
     if s.output not in _OUTPUTS:
         raise ConfigError(f"output: expected one of {', '.join(_OUTPUTS)}, got {s.output!r}")
     if s.engine not in ("auto", "sglang", "vllm"):
