@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,10 @@ _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Fai
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _MAX_FRAMES = 64
 _DIGITS = str.maketrans("", "", "0123456789")
+MISS_BUDGET = 2 << 20
+"""Bytes of remembered non-matching line shapes; the memory is cleared and refilled past it."""
+MISS_LONGEST = 2048
+"""Lines longer than this are searched every time, never remembered (they rarely repeat)."""
 
 
 @dataclass(slots=True)
@@ -140,6 +145,7 @@ class Classifier:
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
         self._misses: set[str] = set()
+        self._miss_bytes = 0
 
     # ---- helpers -----------------------------------------------------------------------
     def _emit(self, signal: str, t: float | None, **data: Any) -> None:
@@ -326,13 +332,17 @@ class Classifier:
                 return self._out
         if self._any is not None:
             # lines that differ only in numbers match the same rules: remember the misses
-            shape = text.translate(_DIGITS)
-            if shape in self._misses:
+            shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
+            if shape is not None and shape in self._misses:
                 return self._out
             if not self._any.search(text):
-                if len(self._misses) > 8192:
-                    self._misses.clear()
-                self._misses.add(shape)
+                if shape is not None:
+                    size = sys.getsizeof(shape)
+                    if self._miss_bytes + size > MISS_BUDGET:
+                        self._misses.clear()
+                        self._miss_bytes = 0
+                    self._misses.add(shape)
+                    self._miss_bytes += size
                 return self._out
         rank = self._rank(line)
         for fr in self.rules.failure:
