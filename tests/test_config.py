@@ -55,7 +55,11 @@ def test_shipped_profile_overrides_the_top_level() -> None:
         (["--interval", "0"], {}, "coldwatch: --interval: must be more than 0, got 0"),
         (["--max-restarts", "-1"], {}, "coldwatch: --max-restarts: expected 0 or more, got -1"),
         (["--pid", "0"], {}, "coldwatch: --pid: expected a positive process id, got 0"),
-        ([], {"COLDWATCH_UNIT": "a;b"}, "coldwatch: COLDWATCH_UNIT: 'a;b' is not a valid systemd unit name"),
+        (
+            [],
+            {"COLDWATCH_UNIT": "a;b"},
+            "coldwatch: COLDWATCH_UNIT: 'a;b' is not a valid systemd unit name (letters, digits, ':-_.\\', one '@', a type suffix)",
+        ),
         (
             [],
             {"COLDWATCH_STALL_AFTER": "later"},

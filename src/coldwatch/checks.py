@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
 
-from coldwatch.http import BODY_CAP, _json, _request
+from coldwatch.http import BODY_CAP, _json, _request, deadline_scope, redact
+
+CHECK_LIMIT = 120.0
+"""Default total time for one check's exchange (256 tokens from a server just out of warm-up)."""
 
 TOOL = {
     "type": "function",
@@ -32,17 +36,27 @@ def _message(status: int, body: bytes) -> tuple[dict[str, Any] | None, str]:
     return msg, ""
 
 
-def run_check(name: str, client: httpx.Client, base: str, model: str, headers: dict[str, str]) -> tuple[bool, str]:
-    """One check -> (passed, what came back)."""
+def run_check(
+    name: str, client: httpx.Client, base: str, model: str, headers: dict[str, str], deadline: float | None = None
+) -> tuple[bool, str]:
+    """One check -> (passed, what came back); the exchange is over by ``deadline`` (a
+    time.monotonic() instant) or within CHECK_LIMIT seconds, however slowly the server sends."""
     messages = [{"role": "user", "content": "What is 2+2? Think briefly, then answer."}]
     body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": 256, "temperature": 0}
     if name == "tools":
         body["messages"] = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
         body["tools"] = [TOOL]
+    start = time.monotonic()
+    end = start + CHECK_LIMIT if deadline is None else min(deadline, start + CHECK_LIMIT)
     try:
-        status, raw = _request(client, "POST", base + "/v1/chat/completions", headers, body)
-    except httpx.HTTPError as exc:
-        return False, f"check {name}: request failed: {type(exc).__name__}: {exc}"
+        with deadline_scope(end):
+            status, raw = _request(client, "POST", base + "/v1/chat/completions", headers, body)
+    except httpx.TimeoutException:
+        if time.monotonic() >= end:
+            return False, f"check {name}: no complete answer within {end - start:.1f}s (the deadline)"
+        return False, f"check {name}: no answer within the request timeout"
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        return False, redact(f"check {name}: request failed: {type(exc).__name__}: {exc}", headers)
     msg, problem = _message(status, raw)
     if msg is None:
         return False, f"check {name}: {problem}"

@@ -212,6 +212,15 @@ def _flags(**kw: Any) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if k not in ("config", "profile") and v is not None and v is not False and v != []}
 
 
+def _api_key_hint(api_key: str | None) -> None:
+    """A key given as a flag is in this machine's process list (ps) for as long as the run lasts."""
+    if api_key is not None:
+        _err(
+            "coldwatch: note: --api-key is visible to other users in the process list (ps); "
+            "set COLDWATCH_API_KEY or api_key in the config file instead"
+        )
+
+
 @app.command()
 def wait(
     host: HostArg = None,
@@ -243,6 +252,7 @@ def wait(
 ) -> None:
     """Watch a cold start until ready, failed, stalled or the deadline; exit with its code."""
     flags = dict(locals())  # every option as given; config and profile are taken out below
+    _api_key_hint(api_key)
     from coldwatch.commands import run_wait
 
     s = _settings(_flags(**flags), config, profile)
@@ -269,6 +279,7 @@ def status(
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
     flags = dict(locals())
+    _api_key_hint(api_key)
     from coldwatch.commands import run_status
 
     s = _settings(_flags(**flags), config, profile)
@@ -502,8 +513,11 @@ def _requested(args: list[str]) -> tuple[str | None, str | None, Path | None]:
 
 
 def _err(msg: str) -> None:
+    """One line on stderr. Error text can carry remote text (an SSH banner, a server's answer)."""
+    from coldwatch.sanitise import clean
+
     try:
-        sys.stderr.write(msg + "\n")
+        sys.stderr.write(clean(msg, 1000) + "\n")
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass

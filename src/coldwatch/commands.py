@@ -112,6 +112,10 @@ def run_wait(settings: Any, sinks: list[Sink] | None = None) -> ExitCode:
     return ExitCode(res["exit_code"])
 
 
+STATUS_HTTP_BUDGET = 15.0
+"""Seconds `status` gives the HTTP ladder, however slowly the server answers."""
+
+
 def run_status(settings: Any) -> ExitCode:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
     GPUs, the process tree, one HTTP probe) fed to the judge; no waiting."""
@@ -157,7 +161,8 @@ def run_status(settings: Any) -> ExitCode:
             elif p.rc is not None:
                 j.proc_unavailable(p.stderr.decode("utf-8", "replace")[:200], 0.0)
         with make_client(host, verify=not settings.insecure) as client:
-            j.http(Ladder(client, settings.url, settings.model, settings.api_key).probe(), 0.0)
+            ladder = Ladder(client, settings.url, settings.model, settings.api_key)
+            j.http(ladder.probe(deadline=time.monotonic() + STATUS_HTTP_BUDGET), 0.0)
         j.tick(0.0)
     finally:
         host.close()

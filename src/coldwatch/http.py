@@ -7,8 +7,11 @@ streams (SSH direct-tcpip channels, or plain sockets), under a stock httpx clien
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import ssl
+import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,22 +27,57 @@ __all__ = ["HttpState", "Ladder", "check_url", "completion_ok", "make_client"]
 BODY_CAP = 64 * 1024
 """At most this many bytes of any response body are read."""
 
+PROBE_LIMIT = 30.0
+"""Default total time for one readiness probe (models + completion), however the bytes trickle in."""
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("coldwatch_http_deadline", default=None)
+
+
+class DeadlinePassed(httpcore.ReadTimeout):
+    """The whole exchange ran past its deadline (httpx only bounds each read on its own)."""
+
+
+@contextlib.contextmanager
+def deadline_scope(deadline: float | None) -> Iterator[None]:
+    """Every connect, read and write of this thread's HTTP exchanges ends by ``deadline``
+    (a time.monotonic() instant); a server that drips one byte per read timeout cannot hold on."""
+    outer = _DEADLINE.get()
+    if outer is not None and (deadline is None or outer < deadline):
+        deadline = outer
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _bounded(timeout: float | None) -> float | None:
+    """The per-operation timeout, shortened to what is left of the exchange's deadline."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed("the exchange's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
 
 class _Stream(httpcore.NetworkStream):
     def __init__(self, sock: TcpStream) -> None:
         self._sock = sock
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        self._sock.settimeout(timeout)
+        self._sock.settimeout(_bounded(timeout))
         try:
             return self._sock.recv(max_bytes)
         except TimeoutError as exc:
+            _bounded(None)  # the deadline, when that is what ran out
             raise httpcore.ReadTimeout(str(exc)) from exc
         except OSError as exc:
             raise httpcore.ReadError(str(exc)) from exc
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._sock.settimeout(timeout)
+        self._sock.settimeout(_bounded(timeout))
         try:
             self._sock.sendall(buffer)
         except TimeoutError as exc:
@@ -70,6 +108,10 @@ class _TlsStream(httpcore.NetworkStream):
         self._obj = ctx.wrap_bio(self._in, self._out, server_side=False, server_hostname=hostname)
         try:
             self._retry(self._obj.do_handshake, timeout)
+        except DeadlinePassed:
+            with contextlib.suppress(OSError):
+                sock.close()
+            raise
         except (ssl.SSLError, OSError, httpcore.ReadTimeout) as exc:
             with contextlib.suppress(OSError):
                 sock.close()
@@ -78,7 +120,7 @@ class _TlsStream(httpcore.NetworkStream):
     def _flush(self, timeout: float | None) -> None:
         data = self._out.read()
         if data:
-            self._sock.settimeout(timeout)
+            self._sock.settimeout(_bounded(timeout))
             self._sock.sendall(data)
 
     def _retry(self, fn: Any, timeout: float | None, *args: Any) -> Any:
@@ -89,10 +131,11 @@ class _TlsStream(httpcore.NetworkStream):
                 return result
             except ssl.SSLWantReadError:
                 self._flush(timeout)
-                self._sock.settimeout(timeout)
+                self._sock.settimeout(_bounded(timeout))
                 try:
                     data = self._sock.recv(65536)
                 except TimeoutError as exc:
+                    _bounded(None)
                     raise httpcore.ReadTimeout(str(exc)) from exc
                 if not data:
                     self._in.write_eof()
@@ -134,7 +177,7 @@ class HostBackend(httpcore.NetworkBackend):
         self, host: str, port: int, timeout: float | None = None, local_address: str | None = None, socket_options: Any = None
     ) -> httpcore.NetworkStream:
         try:
-            return _Stream(self.host.connect_tcp(host, port, timeout or 5.0))
+            return _Stream(self.host.connect_tcp(host, port, _bounded(timeout or 5.0) or 5.0))
         except ConnectionRefusedError as exc:
             raise httpcore.ConnectError(f"refused: {exc}") from exc
         except ColdwatchError as exc:  # the SSH connection itself is down: not a server state
@@ -178,7 +221,12 @@ def _read_capped(resp: httpx.Response) -> bytes:
 
 
 def _request(client: httpx.Client, method: str, url: str, headers: dict[str, str], body: Any = None) -> tuple[int, bytes]:
-    with client.stream(method, url, headers=headers, json=body) as resp:
+    # ASCII JSON: a model id as the server spelt it goes back exactly, even one that UTF-8 cannot
+    # encode (a lone surrogate from a "\ud800" escape)
+    content = None if body is None else json.dumps(body).encode("ascii")
+    if content is not None:
+        headers = {**headers, "Content-Type": "application/json"}
+    with client.stream(method, url, headers=headers, content=content) as resp:
         return resp.status_code, _read_capped(resp)
 
 
@@ -218,11 +266,16 @@ class Ladder:
         self.client = client
         self.base = check_url(base_url)
         self.model = model
-        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.headers = {"Authorization": f"Bearer {check_api_key(api_key)}"} if api_key else {}
 
-    def probe(self) -> HttpState:
+    def probe(self, deadline: float | None = None) -> HttpState:
+        """One climb of the ladder, over by ``deadline`` (a time.monotonic() instant) or within
+        PROBE_LIMIT seconds, whichever comes first, however slowly the server sends."""
+        start = time.monotonic()
+        end = start + PROBE_LIMIT if deadline is None else min(deadline, start + PROBE_LIMIT)
         try:
-            return self._probe()
+            with deadline_scope(end):
+                return self._probe()
         except httpx.ConnectTimeout:
             return HttpState("timeout", detail="connect timed out")
         except httpx.ConnectError as exc:
@@ -231,11 +284,13 @@ class Ladder:
                 return HttpState("error", detail="SSH connection down")
             if "refused" in text.lower():
                 return HttpState("refused", detail="connection refused (port not bound yet)")
-            return HttpState("refused", detail=_redact(text, self.headers)[:160])
+            return HttpState("refused", detail=redact(text, self.headers)[:160])
         except httpx.TimeoutException:
+            if time.monotonic() >= end:
+                return HttpState("timeout", detail=f"no complete answer within {end - start:.1f}s (a slow or trickling server)")
             return HttpState("timeout", detail="no answer within the request timeout")
         except (httpx.HTTPError, OSError, ValueError) as exc:
-            return HttpState("error", detail=_redact(f"{type(exc).__name__}: {exc}", self.headers)[:160])
+            return HttpState("error", detail=redact(f"{type(exc).__name__}: {exc}", self.headers)[:160])
 
     def _probe(self) -> HttpState:
         model = self.model
@@ -259,8 +314,22 @@ class Ladder:
         return HttpState("status", status, f"200 but {why}", model)
 
 
-def _redact(text: str, headers: dict[str, str]) -> str:
+def check_api_key(key: str | None) -> str | None:
+    """A bearer token is visible ASCII (no space, CR, LF, NUL or other control): anything else
+    would be refused by the HTTP layer with the header's repr in the message. Never echoed."""
+    if key is not None and not (key.isascii() and key.isprintable() and " " not in key):
+        raise ConfigError("api_key: must be visible ASCII characters only (no spaces or control characters); the value is not shown")
+    return key
+
+
+def redact(text: str, headers: dict[str, str]) -> str:
+    """The API key out of an error text, in every form an exception may spell it: as is, in a
+    str or bytes repr (escaped backslashes, quotes, control characters) and JSON-escaped."""
     auth = headers.get("Authorization")
-    if auth:
-        text = text.replace(auth[7:], "***")
+    if not auth or not auth.startswith("Bearer "):
+        return text
+    key = auth[7:]
+    forms = {key, repr(key)[1:-1], repr(key.encode("utf-8", "surrogatepass"))[2:-1], json.dumps(key)[1:-1]}
+    for form in sorted((f for f in forms if f), key=len, reverse=True):
+        text = text.replace(form, "***")
     return text

@@ -384,10 +384,15 @@ class Judge:
                 self._signal(sig, t)
             self._decide(Verdict("ready", ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})"))
 
-    def check(self, name: str, ok: bool, detail: str, t: float) -> None:
-        """A post-ready functional check: a failed one turns a ready start into a failed one."""
+    def check(self, name: str, ok: bool, detail: str, t: float, late: bool = False) -> None:
+        """A post-ready functional check: a failed one turns a ready start into a failed one; one not
+        answered by the deadline (``late``) into a timeout."""
         self.emit("check", t, name=name, passed=ok, detail=detail)
-        if not ok and self.verdict is not None and self.verdict.outcome == "ready":
+        if ok or self.verdict is None or self.verdict.outcome != "ready":
+            return
+        if late:
+            self.verdict = self.unfinished("timeout", ExitCode.TIMEOUT, f"--check {name} not answered by the deadline", t)
+        else:
             self.verdict = Verdict("failed", ExitCode.FAILED, "ready", "other", detail)
 
     # ---- the passage of time -------------------------------------------------------------
@@ -541,4 +546,5 @@ class Judge:
                 else None
             ),
             "model": self.model,
+            "errors_after_ready": {"count": st.late_errors, "last": st.late_error} if st.late_errors else None,
         }

@@ -439,9 +439,11 @@ class Monitor:
             self.spawn(f"sampler-r{self.t():.0f}", self._sampler_thread)
 
     def run_checks(self) -> None:
+        deadline = time.monotonic() + self.s.timeout - self.t() if self.s.timeout else None  # --check obeys --timeout
         for name in self.s.check:
-            ok, what = run_check(name, self.client, self.ladder.base, self.judge.model or "", self.ladder.headers)
-            self.judge.check(name, ok, what, self.t())
+            ok, what = run_check(name, self.client, self.ladder.base, self.judge.model or "", self.ladder.headers, deadline)
+            late = not ok and deadline is not None and time.monotonic() >= deadline
+            self.judge.check(name, ok, what, self.t(), late)
 
     def record(self, res: dict[str, Any]) -> None:
         if not self.s.record:

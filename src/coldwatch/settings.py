@@ -64,7 +64,44 @@ _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_ti
 _PATHS = {"known_hosts", "ssh_config", "identity", "junit"}
 _CHECKS = ("reasoning", "tools")
 _OUTPUTS = ("auto", "live", "plain", "json")
-_UNIT = re.compile(r"^[A-Za-z0-9:_.@\\-]+$")
+# systemd's unit-name grammar (systemd.unit(5)): PREFIX[@[INSTANCE]][.TYPE], PREFIX and INSTANCE
+# of ASCII letters, digits and ":-_.\\", at most 255 characters; no TYPE means ".service", as for
+# systemctl. A leading "-" is refused (systemd allows "-.mount"; no LLM server is one).
+UNIT_TYPES = ("service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer", "slice", "scope")
+_UNIT = re.compile(r"^(?!-)[A-Za-z0-9:_.\\-]+(?:@[A-Za-z0-9:_.\\-]*)?$")
+# Docker's (and Podman's) container-name grammar; a name never starts with "-"
+_CONTAINER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$")
+
+
+def check_remote_arg(value: str, name: str) -> str:
+    """Any value that reaches a command line on the host: one printable line, never an option."""
+    if not value or value.startswith("-") or not value.isprintable():
+        raise ConfigError(f"{name}: {value!r} is not allowed (empty, starts with '-' or has control characters)")
+    return value
+
+
+def check_unit(unit: str) -> str:
+    """A systemd unit name, by systemd's own grammar; the suffix may be left out (.service)."""
+    if unit.startswith("-"):
+        raise ConfigError(f"unit: {unit!r} is not a valid systemd unit name (a name starting with '-' would be read as an option)")
+    stem, dot, suffix = unit.rpartition(".")
+    if dot and suffix in UNIT_TYPES:
+        prefix = stem
+    elif unit.endswith("@"):
+        raise ConfigError(f"unit: {unit!r} is a template; name an instance (NAME@INSTANCE) or add its type (NAME@.service)")
+    else:
+        prefix = unit  # systemctl appends .service
+    if len(unit) > 255 or not prefix or not _UNIT.match(prefix) or prefix.startswith("@"):
+        raise ConfigError(f"unit: {unit!r} is not a valid systemd unit name (letters, digits, ':-_.\\', one '@', a type suffix)")
+    return unit
+
+
+def check_container(name: str) -> str:
+    """A Docker or Podman container name (or ID) as it may appear on the host's command line."""
+    check_remote_arg(name, "container")
+    if not _CONTAINER.match(name):
+        raise ConfigError(f"container: {name!r} is not a valid container name ([A-Za-z0-9][A-Za-z0-9_.-]*)")
+    return name
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
@@ -107,9 +144,20 @@ def _coerce(name: str, value: Any, where: str) -> Any:
                 raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")
         return list(items)
     if not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    if name == "unit" and not _UNIT.match(value):
-        raise ConfigError(f"{where}: {value!r} is not a valid systemd unit name")
+        shown = "a " + type(value).__name__ if name == "api_key" else repr(value)  # a key is never echoed
+        raise ConfigError(f"{where}: expected a string, got {shown}")
+    if name == "unit":
+        try:
+            check_unit(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {str(exc).removeprefix('unit: ')}") from None
+    if name == "api_key":
+        from coldwatch.http import check_api_key
+
+        try:
+            check_api_key(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
     if name == "output" and value not in _OUTPUTS:
         raise ConfigError(f"{where}: expected one of {', '.join(_OUTPUTS)}, got {value!r}")
     if name == "engine" and value not in ("auto", "sglang", "vllm"):

@@ -65,12 +65,24 @@ def _port(text: str, dest: str) -> int:
     return int(text)
 
 
-class _Recorder(paramiko.MissingHostKeyPolicy):
-    """Unknown key: refuse, or (with --accept-new-host-key) record it in known_hosts."""
+def _uses_hashed_names(path: Path) -> bool:
+    """Does this known_hosts already hide its host names (``|1|salt|hash``, HashKnownHosts)?"""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return any(line.startswith("|1|") for line in fh)
+    except OSError:
+        return False
 
-    def __init__(self, accept: bool, path: Path) -> None:
+
+class _Recorder(paramiko.MissingHostKeyPolicy):
+    """Unknown key: refuse, or (with --accept-new-host-key) record it in known_hosts: hashed when
+    the file already hashes its names or ssh_config says HashKnownHosts yes, as ssh would; a file
+    created here is private (0600) in a private directory (0700)."""
+
+    def __init__(self, accept: bool, path: Path, hash_names: bool = False) -> None:
         self.accept = accept
         self.path = path
+        self.hash_names = hash_names
 
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
         if not self.accept:
@@ -78,9 +90,13 @@ class _Recorder(paramiko.MissingHostKeyPolicy):
                 f"host key for {hostname} is not in {self.path} ({key.get_name()} {fingerprint(key)}); "
                 "verify it, then rerun with --accept-new-host-key to record it"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        name = paramiko.HostKeys.hash_host(hostname) if self.hash_names or _uses_hashed_names(self.path) else hostname
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            glued = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a last line without its newline
+            fh.write(("\n" if glued else "").encode() + f"{name} {key.get_name()} {key.get_base64()}\n".encode())
 
 
 class _CountingSocket:
@@ -213,7 +229,8 @@ class SshHost:
                 client.load_host_keys(str(kh_path))
         except (OSError, paramiko.SSHException, ValueError) as exc:
             raise ConfigError(f"{kh_path}: cannot read known_hosts: {exc}") from None
-        client.set_missing_host_key_policy(_Recorder(accept_new_host_key, kh_path))
+        hash_names = str(cfg.get("hashknownhosts", "no")).lower() == "yes"
+        client.set_missing_host_key_policy(_Recorder(accept_new_host_key, kh_path, hash_names))
         client.get_host_keys()  # keys learnt this run are saved by _Recorder, not by paramiko
         try:
             client.connect(

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,10 @@ _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Fai
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _MAX_FRAMES = 64
 _DIGITS = str.maketrans("", "", "0123456789")
+MISS_BUDGET = 2 << 20
+"""Bytes of remembered non-matching line shapes; the memory is cleared and refilled past it."""
+MISS_LONGEST = 2048
+"""Lines longer than this are searched every time, never remembered (they rarely repeat)."""
 
 
 @dataclass(slots=True)
@@ -103,6 +108,9 @@ class State:
     lines: int = 0
     last_t: float | None = None
     last_line: str = ""
+    late_errors: int = 0
+    """Fatal-looking lines after ready (they do not change a ready start; `status` reports them)."""
+    late_error: str = ""
 
     @property
     def outcome(self) -> str:
@@ -142,6 +150,7 @@ class Classifier:
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
         self._misses: set[str] = set()
+        self._miss_bytes = 0
 
     # ---- helpers -----------------------------------------------------------------------
     def _emit(self, signal: str, t: float | None, **data: Any) -> None:
@@ -317,8 +326,14 @@ class Classifier:
                 if rx.search(line.raw):
                     st.engine = eng
                     break
-        if st.ready:
-            return self._out  # errors and shutdown after ready do not change a ready start
+        if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
+            if self._any is not None and self._any.search(text):
+                for fr in self.rules.failure:
+                    if fr.role == "fatal" and self._active(fr.engine) and fr.regex.search(text):
+                        st.late_errors += 1
+                        st.late_error = text[:500]
+                        break
+            return self._out
         st.last_line = text[:500]
         self._traceback(text, t)
         if "%" in text:
@@ -328,13 +343,17 @@ class Classifier:
                 return self._out
         if self._any is not None:
             # lines that differ only in numbers match the same rules: remember the misses
-            shape = text.translate(_DIGITS)
-            if shape in self._misses:
+            shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
+            if shape is not None and shape in self._misses:
                 return self._out
             if not self._any.search(text):
-                if len(self._misses) > 8192:
-                    self._misses.clear()
-                self._misses.add(shape)
+                if shape is not None:
+                    size = sys.getsizeof(shape)
+                    if self._miss_bytes + size > MISS_BUDGET:
+                        self._misses.clear()
+                        self._miss_bytes = 0
+                    self._misses.add(shape)
+                    self._miss_bytes += size
                 return self._out
         for sr in self.rules.start:
             if self._active(sr.engine) and sr.regex.search(text):

@@ -69,7 +69,7 @@ class LogSource:
         if svc is not None and svc.start_id:
             base = f"journalctl _SYSTEMD_INVOCATION_ID={q(svc.start_id)} {fmt}"
         else:
-            base = f"journalctl -u {q(self.unit)} {fmt}"
+            base = f"journalctl --unit={q(self.unit)} {fmt}"  # one argv word: never read as an option
         if self.cursor:
             return f"{base} --after-cursor={q(self.cursor)}"
         if svc is not None and svc.start_id:

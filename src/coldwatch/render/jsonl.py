@@ -1,10 +1,15 @@
-"""NDJSON on stdout: one object per line, flushed, nothing else on stdout."""
+"""NDJSON on stdout: one object per line, flushed, nothing else on stdout.
+
+Text of remote origin is kept as it came, JSON-escaped: every control, bidi or invisible
+character is a ``\\uXXXX`` escape (see sanitise.json_line), never a raw byte on the stream.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, TextIO
+
+from coldwatch.sanitise import json_line
 
 
 class JsonSink:
@@ -16,7 +21,7 @@ class JsonSink:
             return
         ev = {k: v for k, v in ev.items() if k != "changed"}
         try:
-            self.stream.write(json.dumps(ev, ensure_ascii=False) + "\n")
+            self.stream.write(json_line(ev) + "\n")
             self.stream.flush()
         except BrokenPipeError:
             pass

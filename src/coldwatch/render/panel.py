@@ -19,6 +19,7 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
+from coldwatch import sanitise
 from coldwatch.phases.rules import PHASES
 from coldwatch.render.plain import size
 
@@ -42,11 +43,8 @@ HTTP_RUNG = {
 
 # ---- text helpers ------------------------------------------------------------------------
 def clean(s: Any) -> str:
-    """Remote text for a terminal: no control characters, whatever the source did."""
-    text = str(s)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else " " for c in text)
+    """Remote text for a terminal: the one sanitiser, uncapped (the layout truncates)."""
+    return sanitise.clean(s, None)
 
 
 def dur(s: float | None) -> str:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from coldwatch.sanitise import clean
+
 HISTORY_PHASES = ("dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup")
 HISTORY_SHORT = ("dist", "load", "repack", "draft", "kv", "jit", "capture", "warmup")
 
 PROGRESS_EVERY = 30.0
+LINE_LIMIT = 1000
+"""Longest line written, in characters."""
 
 
 def fmt_t(t: float | None) -> str:
@@ -24,8 +28,10 @@ class PlainSink:
         self._last_progress: dict[str, float] = {}
 
     def _w(self, text: str) -> None:
+        # every line carries text of remote origin (evidence, model ids, error bodies, process
+        # names, stderr): one pass of the sanitiser over the whole line makes all of it inert
         try:
-            self.stream.write(text + "\n")
+            self.stream.write(clean(text, LINE_LIMIT) + "\n")
             self.stream.flush()
         except BrokenPipeError:
             pass
@@ -79,7 +85,7 @@ def verdict_line(ev: dict[str, Any]) -> str:
     if outcome == "ready":
         return f"READY (exit {code})"
     kind = f" [{ev['failure_kind']}]" if ev.get("failure_kind") else ""
-    return f"{outcome.upper()}{kind} in {phase} (exit {code}): {ev.get('reason', '')}"
+    return f"{outcome.upper()}{kind} in {phase} (exit {code}): {clean(ev.get('reason', ''), 500)}"
 
 
 def print_timeline(spans: list[Any], res: dict[str, Any], out: TextIO) -> None:
@@ -88,7 +94,7 @@ def print_timeline(spans: list[Any], res: dict[str, Any], out: TextIO) -> None:
     for s in spans:
         dur = ("" if s.phase == "ready" else "(open)") if s.start is None or s.end is None else f"{s.end - s.start:.0f}s"
         prog = f"{s.done}/{s.total}" if s.total else ""
-        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {s.evidence[:100]}\n")
+        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {clean(s.evidence, 100)}\n")
     out.write(verdict_line(res) + "\n")
     out.flush()
 
@@ -98,19 +104,22 @@ def print_status(snap: dict[str, Any], out: TextIO) -> None:
     w = out.write
     w(f"phase:   {snap['phase']}" + (f" ({snap['outcome']})" if snap["outcome"] != "pending" else "") + "\n")
     if snap.get("cause"):
-        w(f"cause:   [{snap['failure_kind']}] {snap['cause']}\n")
+        w(f"cause:   [{snap['failure_kind']}] {clean(snap['cause'], 500)}\n")
     h = snap.get("http")
     if h:
-        w(f"http:    {h['state']}{' ' + str(h['status']) if h.get('status') else ''} {h['detail']}\n")
+        w(f"http:    {h['state']}{' ' + str(h['status']) if h.get('status') else ''} {clean(h['detail'], 200)}\n")
     for g in snap.get("gpus") or []:
         w(f"GPU{g['index']}:    {(g['used_mib'] or 0) / 1024:.1f}/{(g['total_mib'] or 0) / 1024:.0f} GB  util {g['util']}%\n")
     sup = snap.get("supervisor")
     if sup:
         state = "running" if sup["running"] else "dead" if sup["dead"] else "stopped"
         w(f"unit:    {state}, restarts {sup['restarts']}\n")
+    late = snap.get("errors_after_ready")
+    if late:
+        w(f"errors:  {late['count']} fatal-looking line(s) after ready, last: {clean(late['last'], 200)}\n")
     for msg in snap.get("warnings") or []:
-        w(f"warning: {msg}\n")
-    w(f"last:    {snap['last_line'][:150]}\n")
+        w(f"warning: {clean(msg, 300)}\n")
+    w(f"last:    {clean(snap['last_line'], 150)}\n")
     out.flush()
 
 
@@ -122,7 +131,7 @@ def print_history(recs: list[dict[str, Any]], medians: dict[str, float | None], 
         d = r.get("durations") or {}
         cells = " ".join(f"{d[p]:7.0f}" if p in d else f"{'-':>7}" for p in HISTORY_PHASES)
         total = f"{r['total']:7.0f}s" if isinstance(r.get("total"), (int, float)) else "      -"
-        w(f"{str(r.get('ts') or '')[:19]:<20} {str(r['target'])[:28]:<28} {str(r.get('outcome')):<11} {cells} {total}\n")
+        w(f"{str(r.get('ts') or '')[:19]:<20} {clean(str(r['target']), 28):<28} {str(r.get('outcome')):<11} {cells} {total}\n")
     for tgt, med in medians.items():
         if med:
             w(f"median ready start of {tgt}: {med:.0f}s\n")
