@@ -70,7 +70,7 @@ def test_help_has_readable_metavars(command: str) -> None:
 def test_demo_help_shows_its_own_defaults_and_every_scenario() -> None:
     """demo --help: the demo's 3m deadline and 20s/10m stall budget (not wait's 30m), and all scenarios."""
     text = " ".join(coldwatch("demo", "--help", env={"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}).stdout.decode().split())
-    assert "[default: 3m]" in text and "[default: 20s for hang, 10m otherwise]" in text and "30m" not in text
+    assert "[default: 3m]" in text and "[default: 20s for the hang scenarios, 10m otherwise]" in text and "30m" not in text
     for name in SCENARIOS:
         assert re.search(rf"\b{name}\b", text), name
 

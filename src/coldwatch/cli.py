@@ -12,13 +12,16 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from coldwatch import __version__
 from coldwatch.errors import ColdwatchError, ConfigError, Terminated
 from coldwatch.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from coldwatch.settings import Settings
 
 app = typer.Typer(
     name="coldwatch",
@@ -221,9 +224,61 @@ def _api_key_hint(api_key: str | None) -> None:
         )
 
 
+HostsArg = Annotated[
+    Optional[list[str]],
+    typer.Argument(
+        metavar="HOST",
+        help="SSH destination [user@]host[:port] or ~/.ssh/config alias; omit for this machine. Several: a fleet of servers.",
+        show_default=False,
+    ),
+]
+WorkerOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--worker", metavar="HOST", help="Another node of the same server (multi-node; HTTP on HOST only). Repeatable.", show_default=False
+    ),
+]
+TargetsFileOpt = Annotated[
+    Optional[Path],
+    typer.Option("--targets-file", metavar="FILE", help="Fleet: one SSH destination per line (# comments).", show_default=False),
+]
+ParallelOpt = Annotated[
+    Optional[int], typer.Option("--parallel", metavar="N", help="Fleet: targets watched at once [default: 32].", show_default=False)
+]
+MinReadyOpt = Annotated[
+    Optional[str],
+    typer.Option("--min-ready", metavar="N|P%", help="Fleet: ready targets needed for exit 0 [default: all].", show_default=False),
+]
+FailFastOpt = Annotated[bool, typer.Option("--fail-fast", help="Fleet: end the run at the first target that cannot become ready.")]
+
+
+def _targets(hosts: list[str] | None, targets_file: Path | None) -> list[str]:
+    """HOSTs from the command line, then from --targets-file; each once, in order."""
+    out = list(hosts or [])
+    if targets_file is not None:
+        try:
+            text = targets_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--targets-file: cannot read {targets_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        for i, raw in enumerate(text.splitlines(), 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if line.startswith("-") or " " in line or not line.isprintable():
+                raise ConfigError(f"--targets-file: line {i}: {line[:60]!r} is not an SSH destination")
+            out.append(line)
+    seen: set[str] = set()
+    return [t for t in out if not (t in seen or seen.add(t))]  # type: ignore[func-returns-value]
+
+
 @app.command()
 def wait(
-    host: HostArg = None,
+    hosts: HostsArg = None,
+    worker: WorkerOpt = None,
+    targets_file: TargetsFileOpt = None,
+    parallel: ParallelOpt = None,
+    min_ready: MinReadyOpt = None,
+    fail_fast: FailFastOpt = False,
     unit: UnitOpt = None,
     log_cmd: LogCmdOpt = None,
     gpu_cmd: GpuCmdOpt = None,
@@ -250,13 +305,55 @@ def wait(
     reconnect_for: ReconnectOpt = None,
     junit: JunitOpt = None,
 ) -> None:
-    """Watch a cold start until ready, failed, stalled or the deadline; exit with its code."""
-    flags = dict(locals())  # every option as given; config and profile are taken out below
-    _api_key_hint(api_key)
-    from coldwatch.commands import run_wait
+    """Watch a cold start until ready, failed, stalled or the deadline; exit with its code.
 
-    s = _settings(_flags(**flags), config, profile)
-    raise typer.Exit(int(run_wait(s)))
+    One HOST is one server; --worker adds the other nodes of a multi-node server; several HOSTs
+    (or --targets-file) are a fleet of independent servers with one table and one result."""
+    from coldwatch.commands import run_fleet, run_wait
+    from coldwatch.settings import resolve
+
+    _api_key_hint(api_key)
+    flags = _flags(
+        workers=worker,
+        parallel=parallel,
+        min_ready=min_ready,
+        fail_fast=fail_fast,
+        unit=unit,
+        log_cmd=log_cmd,
+        gpu_cmd=gpu_cmd,
+        url=url,
+        model=model,
+        api_key=api_key,
+        timeout=timeout,
+        interval=interval,
+        stall_after=stall_after,
+        pid=pid,
+        check=check,
+        output=output,
+        accept_new_host_key=accept_new_host_key,
+        insecure=insecure,
+        max_restarts=max_restarts,
+        engine=engine,
+        rules=rules,
+        target=target,
+        reconnect_for=reconnect_for,
+        junit=junit,
+    )
+    targets = _targets(hosts, targets_file)
+    if len(targets) <= 1:
+        one = targets[0] if targets else None
+        s = resolve({**flags, "host": one}, config, profile, target=one)
+        _RUN["settings"] = s
+        raise typer.Exit(int(run_wait(s)))
+    if flags.get("workers"):
+        raise ConfigError("--worker: a multi-node server has one head HOST; for several servers use [targets.NAME] workers = [...]")
+    base = resolve(flags, config, profile)
+    _RUN["settings"] = base
+
+    def settings_for(t: str) -> Settings:
+        return resolve({**flags, "host": t}, config, profile, target=t)
+
+    raise typer.Exit(int(run_fleet(targets, settings_for, base)))
 
 
 @app.command()
@@ -298,7 +395,9 @@ def history(
     raise typer.Exit(int(run_history(target, output)))
 
 
-DEMO_SCENARIOS = "ready | oom | hang | restart | crash_once | slow | silent_death | error_body | silent_load | jit_busy"
+DEMO_SCENARIOS = (
+    "ready | oom | hang | restart | crash_once | slow | silent_death | error_body | silent_load | jit_busy | hang_load | barrier | nccl"
+)
 
 
 @app.command()
@@ -321,7 +420,7 @@ def demo(
         typer.Option(
             "--stall-after",
             metavar="DURATION",
-            help="Stalled after this long with no liveness evidence [default: 20s for hang, 10m otherwise].",
+            help="Stalled after this long with no liveness evidence [default: 20s for the hang scenarios, 10m otherwise].",
             show_default=False,
         ),
     ] = None,
@@ -336,7 +435,7 @@ def demo(
         raise ConfigError(f"--scenario: expected one of {', '.join(SCENARIOS)}, got {scenario!r}")
     if not 0.01 <= speed <= 100:
         raise ConfigError(f"--speed: expected a factor between 0.01 and 100, got {speed}")
-    default_stall = "20s" if scenario == "hang" else None
+    default_stall = "20s" if scenario in ("hang", "hang_load", "barrier") else None
     s = _settings(
         _flags(
             output=output,

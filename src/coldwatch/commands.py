@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from coldwatch.errors import ConfigError
+from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.normalise import Normaliser
 from coldwatch.phases import load_rules
@@ -17,6 +17,7 @@ from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
 from coldwatch.render.plain import PlainSink, print_timeline
 from coldwatch.replay import read_chunks, replay, replay_policy
+from coldwatch.settings import Settings
 
 
 def _open_log(path: str) -> tuple[BinaryIO, bool]:
@@ -92,23 +93,49 @@ def make_sinks(mode: str, title: str, deadline: float, junit: Path | None = None
     return [PlainSink(), *extra]
 
 
-def run_wait(settings: Any, sinks: list[Sink] | None = None) -> ExitCode:
-    from coldwatch.hosts import open_host
+def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
+    """One server: on one host, or spanning the head (HOST) and its --worker nodes."""
+    from coldwatch.hosts import Host, open_host
     from coldwatch.monitor import Monitor
 
-    sinks = sinks or make_sinks(settings.output, settings.host or "this machine", settings.timeout, settings.junit)
+    sinks = sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)
+    opened: list[Any] = []
     try:
         host = open_host(settings)
-    except BaseException:
-        for s in sinks:
-            s.close()
-        raise
-    try:
-        res = Monitor(settings, host, sinks).run()
+        opened.append(host)
+        workers: list[tuple[str, Settings, Host | None, str | None]] = []
+        for name in settings.workers:
+            ws = settings.for_node(name)
+            try:
+                wh = open_host(ws)
+                opened.append(wh)
+                workers.append((name, ws, wh, None))
+            except UnreachableError as exc:  # a blind worker is named; the head decides reachability
+                workers.append((name, ws, None, str(exc)))
+        res = Monitor(settings, host, sinks, workers=workers).run()
     finally:
         for s in sinks:
             s.close()
-        host.close()
+        for h in opened:
+            h.close()
+    return ExitCode(res["exit_code"])
+
+
+def run_fleet(targets: list[str], settings_for: Callable[[str], Settings], base: Settings) -> ExitCode:
+    """Many independent servers at once: one table, one result with every target's verdict."""
+    from coldwatch.fleet import Fleet
+
+    mode = choose_output(base.output)
+    sinks = make_sinks(base.output, f"fleet of {len(targets)}", base.timeout, base.junit)
+    try:
+        res = Fleet(targets, settings_for, base, sinks).run()
+    finally:
+        for s in sinks:
+            s.close()
+    if mode != "json":
+        from coldwatch.render.plain import print_fleet
+
+        print_fleet(res, sys.stderr)
     return ExitCode(res["exit_code"])
 
 
@@ -116,7 +143,7 @@ STATUS_HTTP_BUDGET = 15.0
 """Seconds `status` gives the HTTP ladder, however slowly the server answers."""
 
 
-def run_status(settings: Any) -> ExitCode:
+def run_status(settings: Settings) -> ExitCode:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
     GPUs, the process tree, one HTTP probe) fed to the judge; no waiting."""
     from coldwatch.events import event

@@ -16,9 +16,10 @@ from coldwatch import history
 from coldwatch.checks import run_check
 from coldwatch.errors import Terminated, UnreachableError
 from coldwatch.exitcodes import ExitCode
+from coldwatch.group import GroupJudge, NodeView, phase_of, ranks
 from coldwatch.hosts.base import Host, RunResult, q
 from coldwatch.http import Ladder, make_client
-from coldwatch.judge import Judge, Policy
+from coldwatch.judge import Judge, Policy, Verdict, result
 from coldwatch.normalise import Normaliser, split_records
 from coldwatch.phases import load_rules
 from coldwatch.probes.log import LogSource
@@ -65,6 +66,28 @@ def policy_for(settings: Settings, baseline: dict[str, float]) -> Policy:
     )
 
 
+class Node:
+    """One host of the watched server: its connection, supervisor, judge, log and sampler state.
+    A single-host watch has one node (the head); a multi-node server adds its workers."""
+
+    def __init__(self, name: str, settings: Settings, host: Host | None, judge: Judge, head: bool, blind: str | None = None) -> None:
+        self.name = name
+        self.s = settings
+        self.host = host
+        self.judge = judge
+        self.head = head
+        self.blind = blind
+        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
+        self.gen = 0  # bumps on a restart: stale log lines are dropped
+        self.log_seq = 0
+        self.sampler_seq = 0
+        self.svc_known = False
+        self.streaming = True  # the streaming sampler runs (else the per-sample threads)
+        self.followers: list[Any] = []
+        self.reconnects = 0
+        self.log = LogSource(settings.log_cmd, settings.unit, None)
+
+
 class Monitor:
     def __init__(
         self,
@@ -73,68 +96,101 @@ class Monitor:
         sinks: list[Sink],
         now: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        workers: list[tuple[str, Settings, Host | None, str | None]] | None = None,
     ) -> None:
+        """``workers``: the other nodes of a multi-node server as (name, settings, host or None,
+        why it could not be reached)."""
         self.s = settings
-        self.host = host
         self.sinks = sinks
         self.now = now
         self.t0 = now()
         self.epoch0 = wall()
-        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
-        rules = load_rules(settings.rules)
-        engine = None if settings.engine == "auto" else settings.engine
-        self.judge = Judge(policy_for(settings, history.baseline(settings.target_name())), rules, engine, self.epoch0)
-        self.q: queue.Queue[tuple[str, Any, int]] = queue.Queue(maxsize=10000)
+        self.multi = bool(workers)
+        baseline = history.baseline(settings.target_name())
+        head_name = settings.host or "localhost"
+        self.nodes = [Node(head_name, settings, host, self._judge(settings, baseline, http=True), head=True)]
+        for name, ws, wh, why in workers or []:
+            self.nodes.append(Node(name, ws, wh, self._judge(ws, {}, http=False), head=False, blind=why))
+        self.group = GroupJudge([NodeView(n.name, n.judge, n.head, n.blind) for n in self.nodes], settings.timeout) if self.multi else None
+        self.q: queue.Queue[tuple[int, str, Any, int]] = queue.Queue(maxsize=10000)
         self.stop = threading.Event()
         self.trigger = threading.Event()
-        self.gen = 0  # bumps on a restart: stale log lines are dropped
-        self.reconnects = 0
-        self.log_seq = 0
-        self.sampler_seq = 0
-        self.svc_known = False
-        self.streaming = True  # the streaming sampler runs (else the per-sample threads)
         self.threads: list[threading.Thread] = []
-        self.followers: list[Any] = []
         self.client = make_client(host, verify=not settings.insecure, timeout=max(5.0, settings.interval * 2))
         self.ladder = Ladder(self.client, settings.url, settings.model, settings.api_key)
+        self._rows_at = -1.0
+
+    def _judge(self, s: Settings, baseline: dict[str, float], http: bool) -> Judge:
+        policy = policy_for(s, baseline)
+        if self.multi:
+            policy.timeout = 0.0  # the server's deadline is the group's
+        if not http:
+            policy.port = None
+            policy.tail = False
+        engine = None if s.engine == "auto" else s.engine
+        return Judge(policy, load_rules(s.rules), engine, self.epoch0)
+
+    @property
+    def head(self) -> Node:
+        return self.nodes[0]
+
+    @property
+    def judge(self) -> Judge:
+        """The head's judge (the whole server's for a single host)."""
+        return self.nodes[0].judge
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return self.group.verdict if self.group is not None else self.judge.verdict
 
     # ---- plumbing ----------------------------------------------------------------------
     def t(self) -> float:
         return self.now() - self.t0
 
     def flush(self) -> None:
-        """Send the judge's events to the sinks; act on what it asked for."""
-        j = self.judge
-        for ev in j.drain():
+        """Send the judges' events to the sinks (tagged with the node when there are several); act
+        on what each judge asked for."""
+        for i, n in enumerate(self.nodes):
+            j = n.judge
+            for ev in j.drain():
+                if self.multi:
+                    ev["node"] = n.name
+                for sink in self.sinks:
+                    sink.emit(ev)
+            if j.probe_now:
+                j.probe_now = False
+                if n.head:
+                    self.trigger.set()
+            if j.rescope is not None:
+                svc, j.rescope = j.rescope, None
+                if not n.s.log_cmd:  # a --log-cmd stream (docker logs -f) simply goes on
+                    n.gen += 1
+                    for f in n.followers:
+                        f.close()
+                    n.log.rescope(svc)
+                    gen = n.gen
+                    self.spawn(f"log{gen}", lambda i=i, gen=gen: self._log_thread(i, gen))  # type: ignore[misc]
+        if self.group is not None and self.t() - self._rows_at >= 1.0:
+            self._rows_at = self.t()
+            rows = {"event": "_rows", "t": round(self.t(), 3), "rows": self.group.rows(self.t())}
             for sink in self.sinks:
-                sink.emit(ev)
-        if j.probe_now:
-            j.probe_now = False
-            self.trigger.set()
-        if j.rescope is not None:
-            svc, j.rescope = j.rescope, None
-            if not self.s.log_cmd:  # a --log-cmd stream (docker logs -f) simply goes on
-                self.gen += 1
-                for f in self.followers:
-                    f.close()
-                self.log.rescope(svc)
-                gen = self.gen
-                self.spawn(f"log{gen}", lambda: self._log_thread(gen))
+                sink.emit(rows)
 
-    def put(self, kind: str, payload: Any, gen: int | None = None) -> None:
+    def put(self, i: int, kind: str, payload: Any, gen: int | None = None) -> None:
         with contextlib.suppress(queue.Full):
-            self.q.put((kind, payload, self.gen if gen is None else gen), timeout=1.0)
+            self.q.put((i, kind, payload, self.nodes[i].gen if gen is None else gen), timeout=1.0)
 
-    def spawn(self, name: str, fn: Callable[[], None]) -> None:
+    def spawn(self, name: str, fn: Callable[[], None], i: int = 0) -> None:
         def wrapped() -> None:
             try:
                 fn()
             except UnreachableError as exc:
-                self.put("lost", str(exc))
+                self.put(i, "lost", str(exc))
             except Exception as exc:  # noqa: BLE001 - a probe must never take the monitor down
-                self.put("probe_error", f"{name}: {type(exc).__name__}: {exc}")
+                self.put(i, "probe_error", f"{name}: {type(exc).__name__}: {exc}")
 
-        th = threading.Thread(target=wrapped, name=f"coldwatch-{name}", daemon=True)
+        tag = f"-{self.nodes[i].name}" if self.multi else ""
+        th = threading.Thread(target=wrapped, name=f"coldwatch-{name}{tag}", daemon=True)
         th.start()
         self.threads.append(th)
 
@@ -142,48 +198,54 @@ class Monitor:
         """Sleep unless stopping; True means keep going."""
         return not self.stop.wait(seconds)
 
-    def remote(self, cmd: str, timeout: float, stdin: bytes | None = None) -> RunResult | None:
-        """Run on the host; None while the connection is down (the main loop reconnects)."""
+    def remote(self, i: int, cmd: str, timeout: float, stdin: bytes | None = None) -> RunResult | None:
+        """Run on node i's host; None while the connection is down (the main loop reconnects)."""
+        host = self.nodes[i].host
+        assert host is not None
         try:
-            r = self.host.run(cmd, timeout=timeout, stdin=stdin)
+            r = host.run(cmd, timeout=timeout, stdin=stdin)
         except UnreachableError as exc:
-            self.put("lost", str(exc))
+            self.put(i, "lost", str(exc))
             return None
-        if r.rc is None and not self.host.alive():
-            self.put("lost", "SSH connection lost")
+        if r.rc is None and not host.alive():
+            self.put(i, "lost", "SSH connection lost")
             return None
         return r
 
     # ---- evidence threads ----------------------------------------------------------------
-    def _log_thread(self, gen: int) -> None:
-        self.log_seq += 1
-        seq = self.log_seq
-        follower = self.host.follow(self.log.command())
-        self.followers.append(follower)
+    def _log_thread(self, i: int, gen: int) -> None:
+        n = self.nodes[i]
+        assert n.host is not None
+        n.log_seq += 1
+        seq = n.log_seq
+        follower = n.host.follow(n.log.command())
+        n.followers.append(follower)
         norm = Normaliser()
         started = self.now()
-        for rec in self.log.records(follower.chunks()):
+        for rec in n.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
-                self.put("line", line, gen)
+                self.put(i, "line", line, gen)
         if not self.stop.is_set():
-            self.put("log_end", (follower.exit_status, self.now() - started, seq), gen)
+            self.put(i, "log_end", (follower.exit_status, self.now() - started, seq), gen)
 
-    def _sampler_thread(self) -> None:
+    def _sampler_thread(self, i: int) -> None:
         """One long-lived channel: a JSON record per interval (GPUs, supervisor, process tree)."""
-        self.sampler_seq += 1
-        seq = self.sampler_seq
+        n = self.nodes[i]
+        assert n.host is not None
+        n.sampler_seq += 1
+        seq = n.sampler_seq
         cmd = sampler_command(
-            self.s.interval,
-            self.s.gpu_cmd or NVIDIA_SMI,
-            self.s.gpu_cmd is not None,
-            self.supervisor.state_command() if self.svc_known else None,
-            self.s.pid,
-            self.judge.p.port,
+            n.s.interval,
+            n.s.gpu_cmd or NVIDIA_SMI,
+            n.s.gpu_cmd is not None,
+            n.supervisor.state_command() if n.svc_known else None,
+            n.s.pid,
+            n.judge.p.port,
         )
-        follower = self.host.follow(cmd)
-        self.followers.append(follower)
+        follower = n.host.follow(cmd)
+        n.followers.append(follower)
         records = 0
         for rec in split_records(follower.chunks()):
             if self.stop.is_set():
@@ -191,165 +253,219 @@ class Monitor:
             parsed = parse_record(rec)
             if parsed is not None:
                 records += 1
-                self.put("sample", parsed)
-        if self.stop.is_set() or seq != self.sampler_seq:
+                self.put(i, "sample", parsed)
+        if self.stop.is_set() or seq != n.sampler_seq:
             return
-        if records == 0 and self.host.alive():
+        if records == 0 and n.host.alive():
             # no python3 on the host (or it cannot run the sampler): one command per sample instead
-            self.put("sampler_off", follower.exit_status)
-        elif not self.host.alive():
-            self.put("lost", "SSH connection lost")
+            self.put(i, "sampler_off", follower.exit_status)
+        elif not n.host.alive():
+            self.put(i, "lost", "SSH connection lost")
 
-    def _fallback_threads(self) -> None:
-        self.spawn("gpu", self._gpu_thread)
-        if self.svc_known:
-            self.spawn("service", self._service_thread)
-        self.spawn("proc", self._proc_thread)
+    def _fallback_threads(self, i: int) -> None:
+        self.spawn("gpu", lambda: self._gpu_thread(i), i)
+        if self.nodes[i].svc_known:
+            self.spawn("service", lambda: self._service_thread(i), i)
+        self.spawn("proc", lambda: self._proc_thread(i), i)
 
-    def _gpu_thread(self) -> None:
-        cmd = self.s.gpu_cmd or NVIDIA_SMI
+    def _gpu_thread(self, i: int) -> None:
+        s = self.nodes[i].s
+        cmd = s.gpu_cmd or NVIDIA_SMI
         while not self.stop.is_set():
-            r = self.remote(cmd, max(5.0, self.s.interval * 2))
+            r = self.remote(i, cmd, max(5.0, s.interval * 2))
             if r is not None:
-                self.put("gpu", (r.rc, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")))
-                if r.rc == 127 and not self.s.gpu_cmd:
+                self.put(i, "gpu", (r.rc, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")))
+                if r.rc == 127 and not s.gpu_cmd:
                     return
-            if not self.sleep(self.s.interval):
+            if not self.sleep(s.interval):
                 return
 
-    def _service_thread(self) -> None:
-        cmd = self.supervisor.state_command() or "true"
-        while self.sleep(self.s.interval):
-            r = self.remote(cmd, 10.0)
+    def _service_thread(self, i: int) -> None:
+        n = self.nodes[i]
+        cmd = n.supervisor.state_command() or "true"
+        while self.sleep(n.s.interval):
+            r = self.remote(i, cmd, 10.0)
             if r is not None and r.rc is not None:
-                self.put("service", (r.rc, r.stdout.decode("utf-8", "replace")))
+                self.put(i, "service", (r.rc, r.stdout.decode("utf-8", "replace")))
 
-    def _proc_thread(self) -> None:
+    def _proc_thread(self, i: int) -> None:
+        n = self.nodes[i]
         # the script travels zlib-compressed on stdin (about a third of its size), every sample
         script = zlib.compress(PROC_SCRIPT.encode(), 9)
         unpack = q("import sys, zlib; exec(zlib.decompress(sys.stdin.buffer.read()))")
         first = True
         while not self.stop.is_set():
-            pid = self.judge.pid
+            pid = n.judge.pid
             if pid is not None:
-                r = self.remote(f"python3 -c {unpack} {int(pid)} {1 if first else 0} {self.judge.p.port or 0}", 10.0, script)
+                r = self.remote(i, f"python3 -c {unpack} {int(pid)} {1 if first else 0} {n.judge.p.port or 0}", 10.0, script)
                 if r is None:
-                    if not self.sleep(self.s.interval):
+                    if not self.sleep(n.s.interval):
                         return
                     continue
                 sample = parse_proc_sample(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
                 if sample is None and r.rc is not None:
-                    self.put("proc_unavailable", r.stderr.decode("utf-8", "replace")[:200])
+                    self.put(i, "proc_unavailable", r.stderr.decode("utf-8", "replace")[:200])
                     return
                 if sample is not None:
-                    self.put("proc", (pid, sample))
+                    self.put(i, "proc", (pid, sample))
                     first = False
-            if not self.sleep(self.s.interval):
+            if not self.sleep(n.s.interval):
                 return
 
-    def _ping_thread(self) -> None:
+    def _ping_thread(self, i: int) -> None:
         """Notice a hung connection: no answer to a keepalive within PING_TIMEOUT."""
+        n = self.nodes[i]
+        assert n.host is not None
         while self.sleep(PING_EVERY):
-            n = self.reconnects  # a failed ping of a connection already replaced says nothing
-            if self.host.alive() and not self.host.ping(PING_TIMEOUT) and not self.stop.is_set():
-                self.put("hung", (n, f"no answer from the SSH server for {PING_TIMEOUT:g}s"))
+            k = n.reconnects  # a failed ping of a connection already replaced says nothing
+            if n.host.alive() and not n.host.ping(PING_TIMEOUT) and not self.stop.is_set():
+                self.put(i, "hung", (k, f"no answer from the SSH server for {PING_TIMEOUT:g}s"))
 
     def _http_thread(self) -> None:
         while not self.stop.is_set():
             st = self.ladder.probe()
-            self.put("http", st)
+            self.put(0, "http", st)
             fast = st.state == "refused" and self.t() < self.judge.fast_until
             self.trigger.wait(min(FAST_PROBE, self.s.interval) if fast else self.s.interval)
             self.trigger.clear()
 
     # ---- the run -----------------------------------------------------------------------
-    def start(self) -> None:
-        """Scope the log to the supervisor's current start, then start every stream."""
-        cmd = self.supervisor.state_command()
+    def start_node(self, i: int) -> None:
+        """Scope the node's log to its supervisor's current start, then start its streams."""
+        n = self.nodes[i]
+        if n.blind is not None or n.host is None:
+            n.judge.warn("blind", f"node {n.name} cannot be reached ({n.blind}); the start is judged on the other nodes", self.t())
+            return
+        cmd = n.supervisor.state_command()
         svc = None
         if cmd is not None:
-            r = self.host.run(cmd, timeout=10.0)
-            svc = self.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))
-            self.judge.supervisor(svc, self.t(), initial=True)
-            self.svc_known = svc.known
+            r = n.host.run(cmd, timeout=10.0)
+            svc = n.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))
+            n.judge.supervisor(svc, self.t(), initial=True)
+            n.svc_known = svc.known
+        n.log = LogSource(n.s.log_cmd, n.s.unit, svc)
+        self.spawn("log", lambda: self._log_thread(i, n.gen), i)
+        self.spawn("sampler", lambda: self._sampler_thread(i), i)
+        if n.s.host:
+            self.spawn("ping", lambda: self._ping_thread(i), i)
+
+    def start(self) -> None:
+        for i in range(len(self.nodes)):
+            self.start_node(i)
         info = {
             "event": "_info",
             "t": 0.0,
             "target": self.s.target_name(),
-            "unit": self.s.unit if self.svc_known else None,
+            "unit": self.s.unit if self.head.svc_known else None,
             "engine": self.judge.engine,
             "model": self.s.model,
             "deadline": self.s.timeout,
             "baseline": self.judge.p.baseline,
+            "nodes": [n.name for n in self.nodes] if self.multi else None,
         }
         for sink in self.sinks:
             sink.emit(info)
-        self.log = LogSource(self.s.log_cmd, self.s.unit, svc)
-        self.spawn("log", lambda: self._log_thread(self.gen))
-        self.spawn("sampler", self._sampler_thread)
         self.spawn("http", self._http_thread)
-        if self.s.host:
-            self.spawn("ping", self._ping_thread)
         self.flush()
+
+    def tick(self) -> None:
+        t = self.t()
+        if self.group is not None:
+            self.group.tick(t)
+        else:
+            self.judge.tick(t)
 
     def run(self) -> dict[str, Any]:
         """Watch until a verdict; always returns the result event (also emitted to the sinks)."""
-        j = self.judge
         try:
             self.start()
-            while j.verdict is None:
+            while self.verdict is None:
                 try:
-                    kind, payload, gen = self.q.get(timeout=0.2)
+                    i, kind, payload, gen = self.q.get(timeout=0.2)
                 except queue.Empty:
-                    kind, payload, gen = "tick", None, self.gen
+                    i, kind, payload, gen = 0, "tick", None, self.nodes[0].gen
                     for sink in self.sinks:
                         sink.emit({"event": "_tick", "t": round(self.t(), 3)})
-                if gen == self.gen:
-                    self.dispatch(kind, payload)
-                j.tick(self.t())
+                if gen == self.nodes[i].gen:
+                    self.dispatch(i, kind, payload)
+                self.tick()
                 self.flush()
         except KeyboardInterrupt:
-            j.end("interrupted", ExitCode.INTERRUPTED, "interrupted (Ctrl-C)", self.t())
+            self.end("interrupted", ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")
         except Terminated:
-            j.end("interrupted", ExitCode.TERMINATED, "terminated (SIGTERM)", self.t())
+            self.end("interrupted", ExitCode.TERMINATED, "terminated (SIGTERM)")
         except UnreachableError as exc:
-            j.end("unreachable", ExitCode.UNREACHABLE, str(exc), self.t())
+            self.end("unreachable", ExitCode.UNREACHABLE, str(exc))
         finally:
             self.close()
-        if j.verdict is not None and j.verdict.outcome == "ready" and self.s.check:
+        j = self.judge
+        if self.verdict is not None and self.verdict.outcome == "ready" and self.s.check:
             self.run_checks()
         self.flush()
-        res = j.result(
-            self.t(),
-            model=j.model or self.s.model,
-            host=self.s.host,
-            restarts=j.restarts,
-            reconnects=self.reconnects,
-            ssh_bytes=dict(zip(("sent", "received"), getattr(self.host, "bytes", (0, 0)), strict=True)) if self.s.host else None,
-            log_lines=j.c.state.lines,
-        )
+        hosts = [n.host for n in self.nodes if n.host is not None]
+        sent = sum(getattr(h, "bytes", (0, 0))[0] for h in hosts)
+        received = sum(getattr(h, "bytes", (0, 0))[1] for h in hosts)
+        extra: dict[str, Any] = {
+            "model": j.model or self.s.model,
+            "host": self.s.host,
+            "restarts": j.restarts,
+            "reconnects": sum(n.reconnects for n in self.nodes),
+            "ssh_bytes": {"sent": sent, "received": received} if self.s.host else None,
+            "log_lines": j.c.state.lines,
+        }
+        if self.group is not None:
+            v = self.group.verdict or self.group.end("incomplete", ExitCode.TIMEOUT, "the watch ended", self.t())
+            nodes = []
+            for n in self.nodes:
+                nv = n.judge.verdict
+                nodes.append(
+                    {
+                        "node": n.name,
+                        "head": n.head,
+                        "ranks": ranks(n.judge),
+                        "phase": phase_of(n.judge),
+                        "outcome": nv.outcome if nv is not None else ("unreachable" if n.blind else "pending"),
+                        "failure_kind": nv.failure_kind if nv is not None else None,
+                        "reason": (nv.reason if nv is not None else n.blind or "")[:300],
+                    }
+                )
+            res = result(v, self.t(), self.epoch0, j.state.timeline(), nodes=nodes, **extra)
+        else:
+            res = j.result(self.t(), **extra)
         for sink in self.sinks:
             sink.emit(res)
         self.record(res)
         return res
 
+    def cancel(self, why: str) -> None:
+        """End the watch from another thread (a fleet's --fail-fast): incomplete, exit 124."""
+        self.put(0, "cancel", why)
+
+    def end(self, outcome: str, code: ExitCode, why: str) -> None:
+        if self.group is not None:
+            self.group.end(outcome, code, why, self.t())
+        else:
+            self.judge.end(outcome, code, why, self.t())
+
     def close(self) -> None:
         self.stop.set()
         self.trigger.set()
-        for f in self.followers:
-            f.close()
+        for n in self.nodes:
+            for f in n.followers:
+                f.close()
 
-    def dispatch(self, kind: str, payload: Any) -> None:
-        """One item of evidence from a thread -> the judge (typed at this edge)."""
-        j = self.judge
+    def dispatch(self, i: int, kind: str, payload: Any) -> None:
+        """One item of evidence from a thread -> that node's judge (typed at this edge)."""
+        n = self.nodes[i]
+        j = n.judge
         t = self.t()
         if kind == "line":
             j.line(payload, t)
         elif kind == "sample":
             if payload.gpu is not None:
-                self.on_gpu(t, *payload.gpu)
+                self.on_gpu(j, t, *payload.gpu)
             if payload.svc is not None:
-                self.on_service(t, *payload.svc)
+                j.supervisor(n.supervisor.parse(*payload.svc), t)
             if payload.proc is not None and payload.pid is not None:
                 if "error" in payload.proc:
                     j.warn("proc", f"process sampling failed on the host: {str(payload.proc['error'])[:160]}", t)
@@ -357,28 +473,28 @@ class Monitor:
                 if sample is not None:
                     j.proc(payload.pid, sample, t)
         elif kind == "gpu":
-            self.on_gpu(t, *payload)
+            self.on_gpu(j, t, *payload)
         elif kind == "service":
-            self.on_service(t, *payload)
+            j.supervisor(n.supervisor.parse(*payload), t)
         elif kind == "proc":
             j.proc(payload[0], payload[1], t)
         elif kind == "proc_unavailable":
             j.proc_unavailable(payload, t)
         elif kind == "sampler_off":
-            if self.streaming:
-                self.streaming = False
+            if n.streaming:
+                n.streaming = False
                 j.warn(
                     "sampler", f"the streaming sampler did not start on the host (python3?, status {payload}); one command per sample", t
                 )
-                self._fallback_threads()
+                self._fallback_threads(i)
         elif kind == "http":
             j.http(payload, t)
         elif kind == "log_end":
             status, ran, seq = payload
-            if seq != self.log_seq:
+            if seq != n.log_seq:
                 return  # a follower replaced after a reconnect
-            if not self.host.alive():
-                self.reconnect("SSH connection lost")
+            if n.host is not None and not n.host.alive():
+                self.reconnect(i, "SSH connection lost")
                 return
             j.log_ended(t)
             if ran < 2.0 and status not in (None, 0):
@@ -386,57 +502,67 @@ class Monitor:
             elif j.c.state.outcome != "failed":
                 j.warn("log_end", "the log stream ended", t)
         elif kind == "lost":
-            self.reconnect(payload)
+            self.reconnect(i, payload)
         elif kind == "hung":
-            if payload[0] == self.reconnects:
-                self.reconnect(payload[1], hung=True)
+            if payload[0] == n.reconnects:
+                self.reconnect(i, payload[1], hung=True)
         elif kind == "probe_error":
             j.warn(payload.split(":")[0], f"probe error: {payload}", t)
+        elif kind == "cancel":
+            self.end("incomplete", ExitCode.TIMEOUT, payload)
 
-    def on_gpu(self, t: float, rc: int | None, out: str, err: str) -> None:
+    def on_gpu(self, j: Judge, t: float, rc: int | None, out: str, err: str) -> None:
         samples, problem = gpu_evidence(rc, out, err)
         if problem:
-            self.judge.warn("gpu" if samples is None else "gpu_parse", problem, t)
+            j.warn("gpu" if samples is None else "gpu_parse", problem, t)
         if samples:
-            self.judge.gpu(samples, t)
+            j.gpu(samples, t)
 
-    def on_service(self, t: float, rc: int | None, out: str) -> None:
-        self.judge.supervisor(self.supervisor.parse(rc, out), t)
-
-    def reconnect(self, why: str, hung: bool = False) -> None:
-        """Reconnect with capped exponential backoff for up to --reconnect-for; resume the log."""
-        if self.host.alive() and not hung:
+    def reconnect(self, i: int, why: str, hung: bool = False) -> None:
+        """Reconnect with capped exponential backoff for up to --reconnect-for; resume the log. The
+        head's connection lost for good ends the watch (unreachable); a worker's leaves it blind."""
+        n = self.nodes[i]
+        host = n.host
+        if host is None or n.blind is not None or (host.alive() and not hung):
             return
         lost_at = self.t()
-        self.judge.emit("warning", lost_at, message=f"SSH connection lost ({why}); reconnecting for up to {self.s.reconnect_for:g}s")
+        where = f"node {n.name}: " if self.multi else ""
+        n.judge.emit("warning", lost_at, message=f"{where}SSH connection lost ({why}); reconnecting for up to {n.s.reconnect_for:g}s")
         self.flush()
-        for f in self.followers:
+        for f in n.followers:
             f.close()
-        self.followers.clear()
+        n.followers.clear()
         delay = 0.5
         while True:
             try:
-                self.host.reconnect()
+                host.reconnect()
                 break
             except UnreachableError as exc:
                 gap = self.t() - lost_at
-                if gap >= self.s.reconnect_for:
-                    st = self.judge.c.state
-                    raise UnreachableError(
-                        f"SSH connection lost for {gap:.0f}s (--reconnect-for {self.s.reconnect_for:g}s): {exc}; "
+                if gap >= n.s.reconnect_for:
+                    st = n.judge.c.state
+                    msg = (
+                        f"{where}SSH connection lost for {gap:.0f}s (--reconnect-for {n.s.reconnect_for:g}s): {exc}; "
                         f"last phase {st.last_phase() or 'none'}, {self.t():.0f}s elapsed"
-                    ) from None
+                    )
+                    if n.head:
+                        raise UnreachableError(msg) from None
+                    n.blind = msg
+                    if self.group is not None:
+                        self.group.nodes[i].blind = msg
+                    n.judge.warn("blind", msg + "; the start is judged on the other nodes", self.t())
+                    return
                 if self.s.timeout and self.t() >= self.s.timeout:
                     return
-                time.sleep(min(delay, max(self.s.reconnect_for - gap, 0.1)))
+                time.sleep(min(delay, max(n.s.reconnect_for - gap, 0.1)))
                 delay = min(delay * 2, 10.0)
-        self.log.resume()
-        self.reconnects += 1
-        how = "from the journal cursor" if self.log.journal else f"skipping {self.log._skip} records already seen"
-        self.judge.emit("warning", self.t(), message=f"SSH reconnected after a {self.t() - lost_at:.1f}s gap; log resumed {how}")
-        self.spawn(f"log-r{self.t():.0f}", lambda: self._log_thread(self.gen))
-        if self.streaming:
-            self.spawn(f"sampler-r{self.t():.0f}", self._sampler_thread)
+        n.log.resume()
+        n.reconnects += 1
+        how = "from the journal cursor" if n.log.journal else f"skipping {n.log._skip} records already seen"
+        n.judge.emit("warning", self.t(), message=f"{where}SSH reconnected after a {self.t() - lost_at:.1f}s gap; log resumed {how}")
+        self.spawn(f"log-r{self.t():.0f}", lambda: self._log_thread(i, n.gen), i)
+        if n.streaming:
+            self.spawn(f"sampler-r{self.t():.0f}", lambda: self._sampler_thread(i), i)
 
     def run_checks(self) -> None:
         deadline = time.monotonic() + self.s.timeout - self.t() if self.s.timeout else None  # --check obeys --timeout
@@ -444,6 +570,8 @@ class Monitor:
             ok, what = run_check(name, self.client, self.ladder.base, self.judge.model or "", self.ladder.headers, deadline)
             late = not ok and deadline is not None and time.monotonic() >= deadline
             self.judge.check(name, ok, what, self.t(), late)
+        if self.group is not None and self.group.verdict is not None and self.judge.verdict is not None:
+            self.group.verdict = self.judge.verdict
 
     def record(self, res: dict[str, Any]) -> None:
         if not self.s.record:

@@ -55,13 +55,32 @@ class Settings:
     target: str | None = None
     record: bool = True
     junit: Path | None = None
+    workers: list[str] = field(default_factory=list)
+    """Other nodes of one multi-node server (HTTP is probed on the head, HOST, only)."""
+    targets_file: Path | None = None
+    parallel: int = 32
+    min_ready: str | None = None
+    """Fleet: ready targets needed for exit 0, N or P% (default all)."""
+    fail_fast: bool = False
+    node_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    """Per worker node: the options its [targets.NAME] table sets (filled by ``resolve``)."""
+
+    def for_node(self, name: str) -> Settings:
+        """The settings of a worker node: these, on that host, with its [targets.NAME] table applied
+        when the config file has one (resolved by the CLI into ``node_overrides``)."""
+        import dataclasses
+
+        over = self.node_overrides.get(name, self.node_overrides.get("*"))
+        if over is None:
+            return dataclasses.replace(self, host=name, workers=[])
+        return dataclasses.replace(Settings(**over), host=name, workers=[], node_overrides={})
 
     def target_name(self) -> str:
         return self.target or f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
-_PATHS = {"known_hosts", "ssh_config", "identity", "junit"}
+_PATHS = {"known_hosts", "ssh_config", "identity", "junit", "targets_file"}
 _CHECKS = ("reasoning", "tools")
 _OUTPUTS = ("auto", "live", "plain", "json")
 # systemd's unit-name grammar (systemd.unit(5)): PREFIX[@[INSTANCE]][.TYPE], PREFIX and INSTANCE
@@ -114,17 +133,31 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         if name == "interval" and secs <= 0:
             raise ConfigError(f"{where}: must be more than 0, got {value if isinstance(value, str) else format(value, 'g')}")
         return secs
-    if name in ("pid", "max_restarts"):
+    if name == "workers":
+        items = value if isinstance(value, list) else [v for v in str(value).replace(",", " ").split() if v]
+        for v in items:
+            if not isinstance(v, str) or not v or v.startswith("-") or not v.isprintable() or " " in v:
+                raise ConfigError(f"{where}: {v!r} is not an SSH destination")
+        return list(items)
+    if name == "min_ready":
+        text = str(value).strip()
+        m = re.fullmatch(r"(\d+)(%?)", text)
+        if not m or (m.group(2) and int(m.group(1)) > 100):
+            raise ConfigError(f"{where}: expected a count such as 3 or a share such as 90%, got {value!r}")
+        return text
+    if name in ("pid", "max_restarts", "parallel"):
         try:
             n = int(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
         if name == "pid" and n <= 0:
             raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
+        if name == "parallel" and n <= 0:
+            raise ConfigError(f"{where}: expected 1 or more, got {value!r}")
         if n < 0:
             raise ConfigError(f"{where}: expected 0 or more, got {value!r}")
         return n
-    if name in ("accept_new_host_key", "insecure", "record"):
+    if name in ("accept_new_host_key", "insecure", "record", "fail_fast"):
         if isinstance(value, bool):
             return value
         if str(value).lower() in ("1", "true", "yes", "on"):
@@ -197,10 +230,11 @@ def _apply(values: dict[str, Any], table: dict[str, Any], source: str, known: se
         values[name] = _coerce(name, value, f"{source}: {key}")
 
 
-def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | None = None) -> Settings:
+def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | None = None, target: str | None = None) -> Settings:
     """Merge the sources, later ones winning: defaults < the file's top level < its
-    ``[profiles.NAME]`` < ``COLDWATCH_*`` < flags. Every bad value is named with its source."""
-    known = {f.name for f in fields(Settings)}
+    ``[profiles.NAME]`` < its ``[targets.TARGET]`` (a HOST or worker as written) < ``COLDWATCH_*`` <
+    flags. Every bad value is named with its source."""
+    known = {f.name for f in fields(Settings)} - {"node_overrides"}
     values: dict[str, Any] = {}
     config = config or (Path(os.environ["COLDWATCH_CONFIG"]) if os.environ.get("COLDWATCH_CONFIG") else None)
     profile = profile or os.environ.get("COLDWATCH_PROFILE")
@@ -213,13 +247,32 @@ def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | No
             where = str(config) if config else "no --config file"
             raise ConfigError(f"profile {profile!r} not found ({where})")
         _apply(values, profiles[profile], f"{config} [profiles.{profile}]", known)
+    targets = data.get("targets", {})
+    if not isinstance(targets, dict):
+        raise ConfigError(f"{config}: targets: expected [targets.NAME] tables")
+    for name, table in targets.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{config} [targets.{name}]: expected a table of options")
+    late: dict[str, Any] = {}  # env and flags: above every table
     for name in sorted(known):
         env = os.environ.get(env_name(name))
         if env is not None and name != "host":
-            values[name] = _coerce(name, env, env_name(name))
+            late[name] = _coerce(name, env, env_name(name))
     for name, value in flags.items():
         if value is not None and value != [] and name in known:
-            values[name] = _coerce(name, value, "--" + name.replace("_", "-"))
+            late[name] = _coerce(name, value, "--" + name.replace("_", "-"))
+    base = dict(values)
+    overrides: dict[str, dict[str, Any]] = {}
+    for name, table in targets.items():  # every table is checked, and gives its node's settings
+        node = dict(base)
+        _apply(node, table, f"{config} [targets.{name}]", known)
+        node.update(late)
+        overrides[str(name)] = {k: v for k, v in node.items() if k not in ("host", "workers")}
+    overrides["*"] = {k: v for k, v in {**base, **late}.items() if k not in ("host", "workers")}  # a node without a table
+    if target is not None and target in targets:
+        _apply(values, targets[target], f"{config} [targets.{target}]", known)
+    values.update(late)
+    values["node_overrides"] = overrides
     return Settings(**values)
 
 

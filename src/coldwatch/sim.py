@@ -24,7 +24,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
-SCENARIOS = ("ready", "oom", "hang", "restart", "slow", "silent_death", "error_body", "silent_load", "jit_busy", "crash_once")
+SCENARIOS = (
+    "ready",
+    "oom",
+    "hang",
+    "restart",
+    "slow",
+    "silent_death",
+    "error_body",
+    "silent_load",
+    "jit_busy",
+    "crash_once",
+    "hang_load",
+    "barrier",
+    "nccl",
+)
+"""hang_load: the bar stops mid-way and the node goes silent; barrier: the node loads its weights,
+then waits silently for a peer (a head whose worker never catches up); nccl: an NCCL error in
+distributed init."""
 MODEL = "moonshotai/Kimi-K2.6"
 TP = 8
 GPU_TOTAL = 97871  # MiB, a 96 GB card
@@ -50,13 +67,14 @@ class Sim:
         self.with_invocation = True
         self.model_path: Path | None = None
         self.started = time.time() - 1
+        self.node_rank = 0  # a worker node (> 0) logs ranks from node_rank * gpus and serves no HTTP
 
     # ---- outputs -----------------------------------------------------------------------
     def stamp(self) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
 
     def log(self, msg: str, rank: int | None = None) -> None:
-        tag = f" TP{rank}" if rank is not None else ""
+        tag = f" TP{rank + self.node_rank * self.gpus}" if rank is not None else ""
         self.raw(f"[{self.stamp()}{tag}] {msg}\n")
 
     def ranks(self, msg: str) -> None:
@@ -99,10 +117,15 @@ class Sim:
         self.mem = [mib + (i * 7) % 50 for i in range(self.gpus)]
         self.util = [util] * self.gpus
 
-    def bar(self, desc: str, total: int, seconds: float, fmt: str = "sglang", mem_to: int | None = None) -> None:
-        """A tqdm bar: updates joined by CR, one newline when it closes."""
+    def bar(
+        self, desc: str, total: int, seconds: float, fmt: str = "sglang", mem_to: int | None = None, stop_at: int | None = None
+    ) -> None:
+        """A tqdm bar: updates joined by CR, one newline when it closes (``stop_at``: it hangs there)."""
         start = self.mem[0]
         for n in range(total + 1):
+            if stop_at is not None and n > stop_at:
+                self.set_mem(self.mem[0], 0)
+                return
             pct = int(100 * n / total)
             times = tqdm_times(n, total, seconds)
             if fmt == "sglang":
@@ -222,6 +245,16 @@ class Sim:
         self.ranks("Init torch distributed begin.")
         self.set_mem(600)
         self.sleep(0.6)
+        if sc == "nccl":
+            self.log("Scheduler hit an exception: Traceback (most recent call last):", 1)
+            self.raw('  File "/sgl/python/sglang/srt/distributed/parallel_state.py", line 1085, in init_distributed_environment\n')
+            self.raw(
+                "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, "
+                "NCCL version 2.21.5\n"
+            )
+            self.log("Received sigquit from a child process. It usually means the child failed.")
+            self.sleep(0.3)
+            self.die(1)
         self.ranks("Init torch distributed ends. elapsed=0.58 s, mem usage=0.61 GB")
         self.ranks("Load weight begin. avail mem=94.71 GB")
         self.log("Using CompressedTensorsWNA16MarlinMoEMethod", 0)
@@ -248,6 +281,10 @@ class Sim:
             return False
         if sc == "silent_load":
             self.silent_read(12.0)
+        elif sc == "hang_load":
+            self.bar("Multi-thread loading shards", 64, 10.0, mem_to=76000, stop_at=26)
+            while True:
+                time.sleep(1)
         else:
             self.bar("Multi-thread loading shards", 64, 10.0, mem_to=76000)
         self.sleep(3.0)  # Marlin repack: silent, memory climbs a little
@@ -256,6 +293,10 @@ class Sim:
             "Load weight end. elapsed=13.10 s, type=KimiK25ForConditionalGeneration, quant=compressed-tensors, "
             "avail mem=17.20 GB, mem usage=77.51 GB."
         )
+        if sc == "barrier":  # its weights are in; it waits for a peer that never arrives: no log, GPUs idle
+            self.set_mem(80500, 0)
+            while True:
+                time.sleep(1)
         self.ranks("Init torch distributed begin.")
         self.ranks("Init torch distributed ends. elapsed=0.01 s, mem usage=0.00 GB")
         self.ranks("Load weight begin. avail mem=17.20 GB")
@@ -314,6 +355,10 @@ class Sim:
             0,
         )
         self.sleep(0.3)
+        if self.node_rank:  # a worker node: its ranks serve through the head; it prints no ready line
+            self.set_mem(87450, 0)
+            (self.dir / "worker.ts").write_text(f"{time.time():.6f}")
+            return True
         self.log("INFO:     Started server process [4242]")
         self.log("INFO:     Waiting for application startup.")
         self.log("INFO:     Application startup complete.")
@@ -425,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", type=Path, help="a directory of *.safetensors the silent_load scenario reads")
     ap.add_argument("--no-invocation", action="store_true", help="report no InvocationID (journald without systemd)")
     ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
+    ap.add_argument("--node-rank", type=int, default=0, help="a worker node of a multi-node server (> 0): no HTTP")
     a = ap.parse_args(argv)
     a.dir.mkdir(parents=True, exist_ok=True)
     (a.dir / "sim.pid").write_text(str(os.getpid()))
@@ -434,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus)
     sim.with_invocation = not a.no_invocation
     sim.model_path = a.model_path
+    sim.node_rank = a.node_rank
 
     def on_term(*_: Any) -> None:
         sim.unit("inactive", "dead")

@@ -26,12 +26,13 @@ class PlainSink:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self._last_progress: dict[str, float] = {}
+        self._who = ""
 
     def _w(self, text: str) -> None:
         # every line carries text of remote origin (evidence, model ids, error bodies, process
         # names, stderr): one pass of the sanitiser over the whole line makes all of it inert
         try:
-            self.stream.write(clean(text, LINE_LIMIT) + "\n")
+            self.stream.write(clean(self._who + text, LINE_LIMIT) + "\n")
             self.stream.flush()
         except BrokenPipeError:
             pass
@@ -39,11 +40,13 @@ class PlainSink:
     def emit(self, ev: dict[str, Any]) -> None:
         kind = ev["event"]
         t = ev.get("t")
+        # a fleet's or a multi-node server's events say whose they are
+        self._who = "".join(f"[{ev[k]}] " for k in ("target", "node") if ev.get(k))
         if kind == "phase":
             rank = f" [{ev['rank']}]" if ev.get("rank") else ""
             self._w(f"{fmt_t(t)}  phase {ev['phase']}{rank}: {ev.get('evidence', '')[:120]}")
         elif kind == "progress":
-            key = ev["phase"]
+            key = self._who + ev["phase"]
             last = self._last_progress.get(key)
             final = ev["done"] >= ev["total"]
             if last is None or t is None or t - last >= PROGRESS_EVERY or final:
@@ -52,9 +55,11 @@ class PlainSink:
                 self._last_progress[key] = -1.0 if final else (t or 0.0)
                 if ev.get("unit") == "bytes":
                     left = f", ~{ev['eta_s']:.0f}s left" if ev.get("eta_s") is not None else ""
-                    self._w(f"{fmt_t(t)}  {key}: read {size(ev['done'])} of {size(ev['total'])}, {ev.get('rate_mb_s', 0):.0f} MB/s{left}")
+                    self._w(
+                        f"{fmt_t(t)}  {ev['phase']}: read {size(ev['done'])} of {size(ev['total'])}, {ev.get('rate_mb_s', 0):.0f} MB/s{left}"
+                    )
                 else:
-                    self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
+                    self._w(f"{fmt_t(t)}  {ev['phase']} {ev['done']}/{ev['total']}")
         elif kind == "http":
             if ev.get("changed"):
                 status = f" {ev['status']}" if ev.get("status") is not None else ""
@@ -135,3 +140,17 @@ def print_history(recs: list[dict[str, Any]], medians: dict[str, float | None], 
     for tgt, med in medians.items():
         if med:
             w(f"median ready start of {tgt}: {med:.0f}s\n")
+
+
+def print_fleet(res: dict[str, Any], out: TextIO) -> None:
+    """A fleet's closing table: one row per target, then the run's verdict."""
+    rows = res.get("targets") or []
+    width = min(max((len(clean(str(r["target"]), 40)) for r in rows), default=6), 40)
+    out.write(f"{'target':<{width}}  {'outcome':<11} {'phase':<14} reason\n")
+    for r in rows:
+        kind = f"[{r['failure_kind']}] " if r.get("failure_kind") else ""
+        out.write(
+            f"{clean(str(r['target']), 40):<{width}}  {r['outcome']:<11} {str(r.get('phase') or '-'):<14} {kind}{clean(r.get('reason') or '', 120)}\n"
+        )
+    out.write(verdict_line(res) + "\n")
+    out.flush()

@@ -1,0 +1,201 @@
+"""A fleet: many independent servers watched at once from one process, each with its own monitor and
+verdict, and one result for the run (``--min-ready``, ``--fail-fast``, ``--parallel``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from coldwatch.errors import ColdwatchError, UnreachableError
+from coldwatch.events import event
+from coldwatch.exitcodes import ExitCode
+from coldwatch.render import Sink
+from coldwatch.settings import Settings
+
+SEVERITY = (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.FAILED, ExitCode.STALLED, ExitCode.UNREACHABLE, ExitCode.TIMEOUT)
+"""A fleet that is not ready exits with the most severe code among the targets that are not."""
+
+
+def needed(min_ready: str | None, total: int) -> int:
+    """--min-ready N or P% -> how many targets must be ready (default: all)."""
+    if not min_ready:
+        return total
+    if min_ready.endswith("%"):
+        return -(-int(min_ready[:-1]) * total // 100)  # ceiling
+    return min(int(min_ready), total)
+
+
+def aggregate(results: list[dict[str, Any]], min_ready: str | None) -> tuple[str, int, str]:
+    """(outcome, exit code, reason) of the run from the targets' results."""
+    ready = sum(1 for r in results if r["outcome"] == "ready")
+    need = needed(min_ready, len(results))
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    if ready >= need:
+        return "ready", int(ExitCode.READY), f"{ready}/{len(results)} ready (needed {need}): {summary}"
+    codes = {int(r["exit_code"]) for r in results if r["outcome"] != "ready"}
+    code = next((int(c) for c in SEVERITY if int(c) in codes), max(codes) if codes else int(ExitCode.TIMEOUT))
+    outcome = next(r["outcome"] for r in results if int(r["exit_code"]) == code)
+    return outcome, code, f"{ready}/{len(results)} ready (needed {need}): {summary}"
+
+
+class TargetSink:
+    """Tags one target's events and forwards them to the run's shared sinks under one lock; its own
+    result line becomes a ``target_result`` (the run's ``result`` is the last line)."""
+
+    def __init__(self, target: str, sinks: list[Sink], lock: threading.Lock, on_event: Callable[[str, dict[str, Any]], None]) -> None:
+        self.target = target
+        self.sinks = sinks
+        self.lock = lock
+        self.on_event = on_event
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        ev = {**ev, "target": self.target}
+        if ev["event"] == "result":
+            ev["event"] = "target_result"
+        self.on_event(self.target, ev)
+        if ev["event"].startswith("_"):
+            return  # the panel's internal events are per target; the fleet table replaces them
+        with self.lock:
+            for s in self.sinks:
+                s.emit(ev)
+
+    def close(self) -> None:
+        pass
+
+
+class Fleet:
+    """Watch ``targets`` concurrently; ``settings_for(target)`` resolves each one's settings."""
+
+    def __init__(self, targets: list[str], settings_for: Callable[[str], Settings], base: Settings, sinks: list[Sink]) -> None:
+        self.targets = targets
+        self.settings_for = settings_for
+        self.base = base
+        self.sinks = sinks
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+        self.epoch0 = time.time()
+        self.cancelled: str | None = None
+        self.monitors: dict[str, Any] = {}
+        self.rows: dict[str, dict[str, Any]] = {t: {"name": t, "kind": "targets", "phase": "queued"} for t in targets}
+        self.results: dict[str, dict[str, Any]] = {}
+
+    def t(self) -> float:
+        return time.monotonic() - self.t0
+
+    def _note(self, target: str, ev: dict[str, Any]) -> None:
+        row = self.rows[target]
+        kind = ev["event"]
+        if kind == "phase":
+            row["phase"] = ev["phase"]
+            row["progress"] = None
+        elif kind == "progress" and ev.get("unit") != "bytes":
+            row["progress"] = (ev["done"], ev["total"])
+        elif kind == "gpu":
+            gpus = ev.get("gpus") or []
+            total = sum(g.get("total_mib") or 0 for g in gpus)
+            row["gpu_mem"] = (sum(g.get("used_mib") or 0 for g in gpus), total) if total else None
+        elif kind == "target_result":
+            row["verdict"] = ev["outcome"]
+            row["phase"] = ev.get("phase") or row.get("phase")
+
+    def _one(self, target: str) -> dict[str, Any]:
+        from coldwatch.hosts import open_host
+        from coldwatch.monitor import Monitor
+
+        def done(outcome: str, code: ExitCode, reason: str, phase: str | None = None) -> dict[str, Any]:
+            res = {"target": target, "outcome": outcome, "exit_code": int(code), "phase": phase, "failure_kind": None, "reason": reason}
+            self._note(target, {"event": "target_result", **res})
+            with self.lock:
+                for s in self.sinks:
+                    s.emit(event("target_result", self.t(), self.epoch0, **res))
+            return res
+
+        if self.cancelled:
+            return done("incomplete", ExitCode.TIMEOUT, f"not watched: {self.cancelled}")
+        try:
+            s = self.settings_for(target)
+            host = open_host(s)
+        except UnreachableError as exc:
+            return done("unreachable", ExitCode.UNREACHABLE, str(exc))
+        except ColdwatchError as exc:
+            return done("failed" if exc.exit_code == ExitCode.FAILED else "usage", ExitCode(exc.exit_code), str(exc))
+        self.rows[target]["phase"] = "starting"
+        try:
+            m = Monitor(s, host, [TargetSink(target, self.sinks, self.lock, self._note)])
+            self.monitors[target] = m
+            if self.cancelled:
+                m.cancel(self.cancelled)
+            res = m.run()
+        finally:
+            host.close()
+        out = {k: res.get(k) for k in ("outcome", "exit_code", "phase", "failure_kind", "reason")}
+        return {"target": target, **out}
+
+    def _finished(self, res: dict[str, Any]) -> None:
+        self.results[res["target"]] = res
+        if self.base.fail_fast and res["outcome"] != "ready" and not self.cancelled:
+            self.cancelled = f"--fail-fast: {res['target']} is {res['outcome']}"
+            for m in list(self.monitors.values()):
+                m.cancel(self.cancelled)
+
+    def _table(self, stop: threading.Event) -> None:
+        """The live table: one row per target, refreshed every second."""
+        while not stop.wait(1.0):
+            rows = [dict(self.rows[t]) for t in self.targets]
+            with self.lock:
+                for s in self.sinks:
+                    s.emit({"event": "_rows", "t": round(self.t(), 3), "rows": rows})
+
+    def run(self) -> dict[str, Any]:
+        stop = threading.Event()
+        table = threading.Thread(target=self._table, args=(stop,), name="coldwatch-fleet-table", daemon=True)
+        table.start()
+        interrupted: ExitCode | None = None
+        try:
+            with ThreadPoolExecutor(max_workers=min(self.base.parallel, len(self.targets)), thread_name_prefix="coldwatch-target") as pool:
+                futures = [pool.submit(self._one, t) for t in self.targets]
+                for f in futures:
+                    f.add_done_callback(lambda fut: self._finished(fut.result()) if fut.exception() is None else None)
+                while not all(f.done() for f in futures):
+                    time.sleep(0.1)
+        except KeyboardInterrupt:
+            interrupted = ExitCode.INTERRUPTED
+            self.cancelled = "interrupted (Ctrl-C)"
+            for m in list(self.monitors.values()):
+                m.cancel(self.cancelled)
+        finally:
+            stop.set()
+        results = [
+            self.results.get(t) or {"target": t, "outcome": "incomplete", "exit_code": int(ExitCode.TIMEOUT), "reason": "not watched"}
+            for t in self.targets
+        ]
+        for r in results:
+            r.setdefault("phase", None)
+            r.setdefault("failure_kind", None)
+        outcome, code, reason = aggregate(results, self.base.min_ready)
+        if interrupted is not None:
+            outcome, code = "interrupted", int(interrupted)
+        worst = next((r for r in results if r["exit_code"] == code and r["outcome"] != "ready"), None)
+        res = event(
+            "result",
+            self.t(),
+            self.epoch0,
+            outcome=outcome,
+            exit_code=code,
+            phase=worst["phase"] if worst else "ready",
+            failure_kind=worst["failure_kind"] if worst else None,
+            reason=reason + (f"; first of the worst: {worst['target']}: {str(worst['reason'])[:200]}" if worst else ""),
+            phases=[],
+            schema=1,
+            targets=results,
+        )
+        with self.lock:
+            for s in self.sinks:
+                s.emit(res)
+        return res

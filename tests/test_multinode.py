@@ -1,0 +1,87 @@
+"""One server across two nodes (HEAD + --worker), each node its own SSH connection to the loopback
+sshd with its own simulator node, log, GPU feed and process; HTTP on the head only. One verdict."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import coldwatch, json_lines
+
+from coldwatch.sim import free_port
+
+pytestmark = [pytest.mark.ssh, pytest.mark.slow]
+
+
+def _aliases(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """gpu2: a second connection to the same sshd (another node); gpu3: a node nobody answers for."""
+    cfg = gpu_host.home / ".ssh" / "config"
+    text = cfg.read_text()
+    if "Host gpu2" in text:
+        return
+    block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0]
+    cfg.write_text(text + "\n" + block.replace("Host gpu1", "Host gpu2") + "\n")
+    dead = block.replace("Host gpu1", "Host gpu3")
+    dead = "\n".join(f"  Port {free_port()}" if ln.strip().startswith("Port ") else ln for ln in dead.splitlines())
+    cfg.write_text(cfg.read_text() + "\n" + dead + "\n  ConnectTimeout 2\n")
+
+
+def _node(sim, url: bool = False) -> str:  # type: ignore[no-untyped-def]
+    pid = int((sim.dir / "sim.pid").read_text())
+    lines = [f'log_cmd = "tail -n +1 -F {sim.dir}/server.log"', f'gpu_cmd = "cat {sim.dir}/gpu.csv"', f"pid = {pid}"]
+    if url:
+        lines.append(f'url = "{sim.url}"')
+    return "\n".join(lines) + "\n"
+
+
+def _watch(gpu_host, tmp_path: Path, head_sc: str, worker_sc: str, *extra: str, worker: str = "gpu2"):  # type: ignore[no-untyped-def]
+    _aliases(gpu_host)
+    head = gpu_host.start_sim(head_sc, 0.15)
+    work = gpu_host.start_sim(worker_sc, 0.15, False, "--node-rank", "1")
+    cfg = tmp_path / "nodes.toml"
+    cfg.write_text(f"interval = 0.5\n[targets.gpu1]\n{_node(head, url=True)}[targets.gpu2]\n{_node(work)}")
+    r = coldwatch("wait", "gpu1", "--worker", worker, "--config", str(cfg), "-o", "json", *extra, env=gpu_host.env, timeout=120)
+    evs = json_lines(r.stdout)
+    return r, evs, evs[-1]
+
+
+def test_both_nodes_ready(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Head serves a completion, the worker came up: ready; events and the result name each node."""
+    r, evs, res = _watch(gpu_host, tmp_path, "ready", "ready")
+    assert r.returncode == 0, res
+    assert {n["node"] for n in res["nodes"]} == {"gpu1", "gpu2"}
+    worker = next(n for n in res["nodes"] if n["node"] == "gpu2")
+    assert worker["ranks"] == "TP8-TP15" and worker["phase"] in ("graph_capture", "warmup")
+    assert {e.get("node") for e in evs if e["event"] == "phase"} == {"gpu1", "gpu2"}
+    assert r.stderr.decode().count("cannot be reached") == 0
+
+
+def test_worker_oom_while_head_waits_fails_naming_the_worker(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The worker's capture runs out of memory while the head waits for it: failed [oom], node gpu2 named."""
+    r, _, res = _watch(gpu_host, tmp_path, "barrier", "oom")
+    assert r.returncode == 3, res
+    assert res["failure_kind"] == "oom" and res["reason"].startswith("node gpu2 (TP8-TP15)"), res["reason"]
+
+
+def test_worker_hang_in_weight_load_is_a_stall_naming_the_laggard(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The worker stops mid-load, the head waits silently after its own load: stalled, the worker named first."""
+    r, _, res = _watch(gpu_host, tmp_path, "barrier", "hang_load", "--stall-after", "6s")
+    assert r.returncode == 5, res
+    assert re.match(r"gpu2 \(TP8-TP15\) in weight_load at [1-4]\d %, last liveness ", res["reason"]), res["reason"]
+    assert "gpu1" in res["reason"] and "waiting" in res["reason"]
+
+
+def test_unreachable_worker_is_named_and_the_head_decides(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A worker nobody answers for: named as blind; the head's start is judged on what is left (ready)."""
+    r, evs, res = _watch(gpu_host, tmp_path, "ready", "ready", worker="gpu3")
+    assert r.returncode == 0, res
+    assert any(e["event"] == "warning" and "gpu3 cannot be reached" in e["message"] for e in evs)
+    assert next(n for n in res["nodes"] if n["node"] == "gpu3")["outcome"] == "unreachable"
+
+
+def test_worker_death_fails_the_server_even_when_the_head_gets_ready(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The worker's process dies without a word while the head goes on to serve: failed [killed], gpu2 named."""
+    r, _, res = _watch(gpu_host, tmp_path, "ready", "silent_death")
+    assert r.returncode == 3, res
+    assert res["failure_kind"] == "killed" and res["reason"].startswith("node gpu2")
