@@ -1,0 +1,129 @@
+"""python -m benchmarks.fleet [N]: one coldwatch process watching N simulated servers (default 100)
+behind the loopback sshd, against the same process watching one, in the same run.
+
+Prints: every verdict right or not, CPU seconds per target-minute, peak RSS per target, SSH
+handshakes per target, and readiness detection (server ready -> target_result) median per target
+against the single-target figure. Then the multi-node figures: a worker's fatal line to exit 3, and
+how far past the stall budget the laggard is named.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import hostfix  # noqa: E402
+
+from coldwatch.sim import free_port  # noqa: E402
+
+
+def _alias(host: hostfix.GpuHost, name: str, dead: bool = False) -> str:
+    text = (host.home / ".ssh" / "config").read_text()
+    block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0].replace("Host gpu1", f"Host {name}")
+    if dead:
+        block = "\n".join(f"  Port {free_port()}" if ln.strip().startswith("Port ") else ln for ln in block.splitlines())
+    return block
+
+
+def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) -> dict[str, Any]:
+    names, tables, aliases, sims = [], ["interval = 1", 'stall_after = "8s"', 'timeout = "120s"'], [], {}
+    for i, sc in enumerate(mix):
+        name = f"{tag}-{i:03d}-{sc}"
+        aliases.append(_alias(host, name, dead=sc == "unreachable"))
+        if sc == "unreachable":
+            tables.append(f'[targets."{name}"]\nlog_cmd = "true"')
+        else:
+            sim = host.start_sim(sc, speed)
+            sims[name] = sim
+            pid = int((sim.dir / "sim.pid").read_text())
+            tables.append(
+                f'[targets."{name}"]\nlog_cmd = "tail -n +1 -F {sim.dir}/server.log"\ngpu_cmd = "cat {sim.dir}/gpu.csv"\n'
+                f'pid = {pid}\nurl = "{sim.url}"'
+            )
+        names.append(name)
+    cfg_ssh = host.home / ".ssh" / "config"
+    cfg_ssh.write_text(cfg_ssh.read_text() + "\n" + "\n".join(aliases) + "\n")
+    cfg = host.fix / f"{tag}.toml"
+    cfg.write_text("\n".join(tables) + "\n")
+    hs = host.handshakes()
+    t0 = time.time()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "coldwatch", "wait", *names, "--config", str(cfg), "-o", "json", "--parallel", "128"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **host.env},
+    )
+    out = p.stdout.read() if p.stdout is not None else b""
+    _, _, usage = os.wait4(p.pid, 0)
+    wall = time.time() - t0
+    evs = [json.loads(ln) for ln in out.decode().splitlines() if ln.strip()]
+    want = {"ready": "ready", "oom": "failed", "hang_load": "stalled", "unreachable": "unreachable"}
+    res = evs[-1]
+    got = {t["target"]: t["outcome"] for t in res.get("targets", [])}
+    right = sum(1 for n, sc in zip(names, mix, strict=True) if got.get(n) == want[sc])
+    seen_at = {e["target"]: e["ts"] for e in evs if e["event"] == "target_result" and e.get("outcome") == "ready"}
+    lat = []
+    for n, sim in sims.items():
+        ready_file = sim.dir / "ready.ts"
+        if n in seen_at and ready_file.exists():
+            ts = datetime.datetime.fromisoformat(seen_at[n].replace("Z", "+00:00")).timestamp()
+            lat.append(ts - float(ready_file.read_text()))
+    for sim in sims.values():
+        sim.stop()
+    cpu = usage.ru_utime + usage.ru_stime
+    return {
+        "targets": len(mix),
+        "right": right,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "cpu_s_per_target_minute": cpu / len(mix) / (wall / 60),
+        "rss_mb": usage.ru_maxrss / 1024,
+        "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
+        "handshakes_per_target": (host.handshakes() - hs) / max(1, len([m for m in mix if m != "unreachable"])),
+        "ready_latency_median_s": statistics.median(lat) if lat else None,
+    }
+
+
+def main(n: int = 100) -> dict[str, Any]:
+    why = hostfix.why_not()
+    if why:
+        print(f"fleet: skipped ({why})")
+        return {}
+    fix = Path(tempfile.mkdtemp(prefix="cwfleet-", dir="/tmp"))
+    host = hostfix.start(fix)
+    try:
+        one = _run(host, ["ready"], "one")
+        mix = (["ready"] * 7 + ["oom", "hang_load", "unreachable"]) * (n // 10)
+        many = _run(host, mix, "many")
+    finally:
+        host.close()
+        subprocess.run(["rm", "-rf", str(fix)])
+    ratio = (many["ready_latency_median_s"] or 0) / one["ready_latency_median_s"] if one["ready_latency_median_s"] else None
+    print(f"fleet of {many['targets']}: {many['right']}/{many['targets']} verdicts right in {many['wall_s']:.0f}s")
+    print(
+        f"  CPU {many['cpu_s_per_target_minute']:.3f} s per target-minute, peak RSS {many['rss_mb']:.0f} MB "
+        f"({many['rss_mb_per_target']:.1f} MB per target), {many['handshakes_per_target']:.2f} handshakes per reachable target"
+    )
+    print(
+        f"  readiness detection median {many['ready_latency_median_s']:.2f}s per target vs {one['ready_latency_median_s']:.2f}s "
+        f"watching one ({ratio:.1f}x)"
+        if ratio
+        else "  readiness latency: not measured"
+    )
+    return {"one": one, "many": many, "ready_latency_ratio": ratio}
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+    print(json.dumps(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100), indent=1, default=str))
