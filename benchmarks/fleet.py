@@ -37,6 +37,9 @@ def _alias(host: hostfix.GpuHost, name: str, dead: bool = False) -> str:
 
 
 def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) -> dict[str, Any]:
+    """Every simulated start begins at one moment, after coldwatch has connected to all of them
+    (a fleet restarted together); readiness latency is measured from each server's own ready time."""
+    start_at = time.time() + 0.3 * len(mix) + 8.0
     names, tables, aliases, sims = [], ["interval = 1", 'stall_after = "8s"', 'timeout = "120s"'], [], {}
     for i, sc in enumerate(mix):
         name = f"{tag}-{i:03d}-{sc}"
@@ -44,7 +47,7 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         if sc == "unreachable":
             tables.append(f'[targets."{name}"]\nlog_cmd = "true"')
         else:
-            sim = host.start_sim(sc, speed)
+            sim = host.start_sim(sc, speed, False, "--delay", f"{max(start_at - time.time(), 0.0):.2f}")
             sims[name] = sim
             pid = int((sim.dir / "sim.pid").read_text())
             tables.append(
@@ -70,9 +73,11 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     evs = [json.loads(ln) for ln in out.decode().splitlines() if ln.strip()]
     want = {"ready": "ready", "oom": "failed", "hang_load": "stalled", "unreachable": "unreachable"}
     res = evs[-1]
-    got = {t["target"]: t["outcome"] for t in res.get("targets", [])}
-    right = sum(1 for n, sc in zip(names, mix, strict=True) if got.get(n) == want[sc])
-    seen_at = {e["target"]: e["ts"] for e in evs if e["event"] == "target_result" and e.get("outcome") == "ready"}
+    results = res.get("targets") or [{**res, "target": names[0]}]
+    got = {t["target"]: t["outcome"] for t in results}
+    wrong = [(n, want[sc], got.get(n)) for n, sc in zip(names, mix, strict=True) if got.get(n) != want[sc]]
+    finals = [e for e in evs if e["event"] == "target_result"] or [{**res, "target": names[0]}]
+    seen_at = {e["target"]: e["ts"] for e in finals if e.get("outcome") == "ready"}
     lat = []
     for n, sim in sims.items():
         ready_file = sim.dir / "ready.ts"
@@ -84,7 +89,8 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     cpu = usage.ru_utime + usage.ru_stime
     return {
         "targets": len(mix),
-        "right": right,
+        "right": len(mix) - len(wrong),
+        "wrong": wrong,
         "wall_s": wall,
         "cpu_s": cpu,
         "cpu_s_per_target_minute": cpu / len(mix) / (wall / 60),

@@ -100,7 +100,7 @@ _RUN: dict[str, Any] = {}
 from them to finish a run that ends in an error with the same sinks."""
 
 
-def _settings(flags: dict[str, Any], config: Optional[Path], profile: Optional[str]) -> Any:
+def _settings(flags: dict[str, Any], config: Optional[Path], profile: Optional[str]) -> Settings:
     from coldwatch.settings import resolve
 
     s = resolve(flags, config, profile)
@@ -375,11 +375,25 @@ def status(
     engine: EngineOpt = None,
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
-    flags = dict(locals())
     _api_key_hint(api_key)
     from coldwatch.commands import run_status
+    from coldwatch.settings import resolve
 
-    s = _settings(_flags(**flags), config, profile)
+    flags = _flags(
+        host=host,
+        unit=unit,
+        log_cmd=log_cmd,
+        gpu_cmd=gpu_cmd,
+        url=url,
+        model=model,
+        api_key=api_key,
+        output=output,
+        accept_new_host_key=accept_new_host_key,
+        insecure=insecure,
+        engine=engine,
+    )
+    s = resolve(flags, config, profile, target=host)
+    _RUN["settings"] = s
     raise typer.Exit(int(run_status(s)))
 
 

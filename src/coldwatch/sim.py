@@ -222,8 +222,11 @@ class Sim:
         self.out.flush()
         os._exit(code)
 
-    def run(self) -> None:
+    def run(self, delay: float = 0.0) -> None:
         threading.Thread(target=self.gpu_writer, daemon=True).start()
+        if delay:  # the unit is starting, nothing logged yet (a fleet restarted at one moment)
+            self.unit("activating", "start")
+            time.sleep(delay)
         while True:
             self.unit("active", "running")
             if self.start_once():
@@ -471,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-invocation", action="store_true", help="report no InvocationID (journald without systemd)")
     ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
     ap.add_argument("--node-rank", type=int, default=0, help="a worker node of a multi-node server (> 0): no HTTP")
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds before the start begins")
     a = ap.parse_args(argv)
     a.dir.mkdir(parents=True, exist_ok=True)
     (a.dir / "sim.pid").write_text(str(os.getpid()))
@@ -487,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, on_term)
-    sim.run()
+    sim.run(a.delay)
     time.sleep(a.linger)
     sim.unit("inactive", "dead")
     return 0
