@@ -237,3 +237,80 @@ def start(fix: Path) -> GpuHost:
         cgroup = base / "system.slice" / unit
         cgroup.mkdir(parents=True, exist_ok=True)
     return GpuHost(fix, port, home, unit, cgroup, sshd, journald)
+
+
+@dataclass
+class NetnsHost:
+    """A second host: its own network namespace, veth link and address, its own sshd (same user, keys
+    and stand-ins as the loopback host). ``alias`` is its name in the operator's ssh config."""
+
+    name: str
+    alias: str
+    addr: str
+    sshd: subprocess.Popen[bytes]
+
+    def link(self, up: bool) -> None:
+        """Take the host's link down (a black hole) or up again."""
+        subprocess.run(["ip", "link", "set", f"{self.name}a", "up" if up else "down"], check=True)
+
+    def close(self) -> None:
+        if self.sshd.poll() is None:
+            self.sshd.kill()
+            self.sshd.wait(5)
+        subprocess.run(["ip", "link", "del", f"{self.name}a"], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
+
+
+def netns_why_not() -> str | None:
+    """Why a network-namespace host cannot be made here, or None."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None:
+        return "iproute2 (ip) is not installed"
+    probe = f"cwp{os.getpid() % 100000}"
+    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"ip netns add failed: {r.stderr.strip()[:120]}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+def start_netns_host(host: GpuHost, alias: str, index: int) -> NetnsHost:
+    """A sshd in a fresh network namespace at 10.213.<index>.2, reached over a veth pair."""
+    name = f"cw{os.getpid() % 10000}n{index}"
+    a, b = f"{name}a", f"{name}b"
+    net = f"10.213.{index}"
+    sh("ip", "netns", "add", name)
+    sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+    sh("ip", "link", "set", b, "netns", name)
+    sh("ip", "addr", "add", f"{net}.1/30", "dev", a)
+    sh("ip", "link", "set", a, "up")
+    sh("ip", "netns", "exec", name, "ip", "addr", "add", f"{net}.2/30", "dev", b)
+    sh("ip", "netns", "exec", name, "ip", "link", "set", b, "up")
+    sh("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up")
+    cfg = host.fix / f"sshd_{name}.config"
+    text = (host.fix / "sshd_config").read_text()
+    text = text.replace("ListenAddress 127.0.0.1", f"ListenAddress {net}.2").replace(f"Port {host.port}", "Port 22")
+    cfg.write_text(text.replace(f"PidFile {host.fix}/sshd.pid", f"PidFile {host.fix}/sshd_{name}.pid"))
+    with open(host.fix / f"sshd_{name}.log", "wb") as log:
+        sshd = subprocess.Popen(["ip", "netns", "exec", name, SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(500):
+        try:
+            with socket.create_connection((f"{net}.2", 22), 0.2) as s:
+                if s.recv(8).startswith(b"SSH-"):
+                    break
+        except OSError:
+            time.sleep(0.01)
+    else:
+        sshd.kill()
+        raise RuntimeError("netns sshd did not come up: " + (host.fix / f"sshd_{name}.log").read_text())
+    hostkey = (host.fix / "host_ed25519.pub").read_text().split()
+    kh = host.home / ".ssh" / "known_hosts"
+    kh.write_text(kh.read_text() + f"{net}.2 {hostkey[0]} {hostkey[1]}\n")
+    cfg_ssh = host.home / ".ssh" / "config"
+    text = cfg_ssh.read_text()
+    block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0]
+    block = block.replace("Host gpu1", f"Host {alias}").replace("HostName 127.0.0.1", f"HostName {net}.2")
+    block = "\n".join("  Port 22" if ln.strip().startswith("Port ") else ln for ln in block.splitlines())
+    cfg_ssh.write_text(text + "\n" + block + "\n")
+    return NetnsHost(name, alias, f"{net}.2", sshd)

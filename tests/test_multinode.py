@@ -1,5 +1,6 @@
-"""One server across two nodes (HEAD + --worker), each node its own SSH connection to the loopback
-sshd with its own simulator node, log, GPU feed and process; HTTP on the head only. One verdict."""
+"""One server across two nodes (HEAD + --worker): the head is the loopback sshd, the worker a second
+host in its own network namespace (veth, its own address and sshd), each node with its own
+simulator node, log, GPU feed and process; HTTP on the head only. One verdict."""
 
 from __future__ import annotations
 
@@ -14,17 +15,30 @@ from coldwatch.sim import free_port
 pytestmark = [pytest.mark.ssh, pytest.mark.slow]
 
 
-def _aliases(gpu_host) -> None:  # type: ignore[no-untyped-def]
-    """gpu2: a second connection to the same sshd (another node); gpu3: a node nobody answers for."""
+@pytest.fixture(scope="module")
+def worker(gpu_host):  # type: ignore[no-untyped-def]
+    """The worker node's host: a network namespace with its own sshd (alias gpu2), and gpu3, a node
+    nobody answers for. Where namespaces cannot be made, gpu2 is a second connection to the loopback
+    sshd instead (the reason is printed)."""
+    import hostfix
+
     cfg = gpu_host.home / ".ssh" / "config"
     text = cfg.read_text()
-    if "Host gpu2" in text:
-        return
     block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0]
-    cfg.write_text(text + "\n" + block.replace("Host gpu1", "Host gpu2") + "\n")
     dead = block.replace("Host gpu1", "Host gpu3")
     dead = "\n".join(f"  Port {free_port()}" if ln.strip().startswith("Port ") else ln for ln in dead.splitlines())
-    cfg.write_text(cfg.read_text() + "\n" + dead + "\n  ConnectTimeout 2\n")
+    cfg.write_text(text + "\n" + dead + "\n  ConnectTimeout 2\n")
+    why = hostfix.netns_why_not()
+    if why:
+        print(f"worker node on loopback: {why}")
+        cfg.write_text(cfg.read_text() + "\n" + block.replace("Host gpu1", "Host gpu2") + "\n")
+        yield None
+        return
+    host = hostfix.start_netns_host(gpu_host, "gpu2", 7)
+    try:
+        yield host
+    finally:
+        host.close()
 
 
 def _node(sim, url: bool = False) -> str:  # type: ignore[no-untyped-def]
@@ -35,9 +49,8 @@ def _node(sim, url: bool = False) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines) + "\n"
 
 
-def _watch(gpu_host, tmp_path: Path, head_sc: str, worker_sc: str, *extra: str, worker: str = "gpu2"):  # type: ignore[no-untyped-def]
-    _aliases(gpu_host)
-    head = gpu_host.start_sim(head_sc, 0.15)
+def _watch(gpu_host, tmp_path: Path, head_sc: str, worker_sc: str, *extra: str, worker: str = "gpu2", head_speed: float = 0.15):  # type: ignore[no-untyped-def]
+    head = gpu_host.start_sim(head_sc, head_speed)
     work = gpu_host.start_sim(worker_sc, 0.15, False, "--node-rank", "1")
     cfg = tmp_path / "nodes.toml"
     cfg.write_text(f"interval = 0.5\n[targets.gpu1]\n{_node(head, url=True)}[targets.gpu2]\n{_node(work)}")
@@ -46,7 +59,7 @@ def _watch(gpu_host, tmp_path: Path, head_sc: str, worker_sc: str, *extra: str, 
     return r, evs, evs[-1]
 
 
-def test_both_nodes_ready(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_both_nodes_ready(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Head serves a completion, the worker came up: ready; events and the result name each node."""
     r, evs, res = _watch(gpu_host, tmp_path, "ready", "ready")
     assert r.returncode == 0, res
@@ -57,14 +70,14 @@ def test_both_nodes_ready(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-
     assert r.stderr.decode().count("cannot be reached") == 0
 
 
-def test_worker_oom_while_head_waits_fails_naming_the_worker(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_worker_oom_while_head_waits_fails_naming_the_worker(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The worker's capture runs out of memory while the head waits for it: failed [oom], node gpu2 named."""
     r, _, res = _watch(gpu_host, tmp_path, "barrier", "oom")
     assert r.returncode == 3, res
     assert res["failure_kind"] == "oom" and res["reason"].startswith("node gpu2 (TP8-TP15)"), res["reason"]
 
 
-def test_worker_hang_in_weight_load_is_a_stall_naming_the_laggard(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_worker_hang_in_weight_load_is_a_stall_naming_the_laggard(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The worker stops mid-load, the head waits silently after its own load: stalled, the worker named first."""
     r, _, res = _watch(gpu_host, tmp_path, "barrier", "hang_load", "--stall-after", "6s")
     assert r.returncode == 5, res
@@ -72,7 +85,7 @@ def test_worker_hang_in_weight_load_is_a_stall_naming_the_laggard(gpu_host, tmp_
     assert "gpu1" in res["reason"] and "waiting" in res["reason"]
 
 
-def test_unreachable_worker_is_named_and_the_head_decides(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unreachable_worker_is_named_and_the_head_decides(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A worker nobody answers for: named as blind; the head's start is judged on what is left (ready)."""
     r, evs, res = _watch(gpu_host, tmp_path, "ready", "ready", worker="gpu3")
     assert r.returncode == 0, res
@@ -80,8 +93,28 @@ def test_unreachable_worker_is_named_and_the_head_decides(gpu_host, tmp_path: Pa
     assert next(n for n in res["nodes"] if n["node"] == "gpu3")["outcome"] == "unreachable"
 
 
-def test_worker_death_fails_the_server_even_when_the_head_gets_ready(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_worker_death_fails_the_server_even_when_the_head_gets_ready(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The worker's process dies without a word while the head goes on to serve: failed [killed], gpu2 named."""
     r, _, res = _watch(gpu_host, tmp_path, "ready", "silent_death")
     assert r.returncode == 3, res
     assert res["failure_kind"] == "killed" and res["reason"].startswith("node gpu2")
+
+
+def test_worker_link_down_mid_start_leaves_it_blind_and_the_head_decides(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The worker's network goes dark (a black hole, not a refusal) mid-start: the hung connection is
+    noticed, reconnecting fails for --reconnect-for, the worker is named blind and the head's ready wins."""
+    if worker is None:
+        pytest.skip("needs the network-namespace worker host")
+    import threading
+
+    timer = threading.Timer(4.0, worker.link, args=(False,))
+    timer.start()
+    try:
+        r, evs, res = _watch(gpu_host, tmp_path, "ready", "ready", "--reconnect-for", "3s", head_speed=1.0)
+    finally:
+        timer.cancel()
+        worker.link(True)
+    assert r.returncode == 0, res
+    msgs = [e["message"] for e in evs if e["event"] == "warning"]
+    assert any("node gpu2" in m and "SSH connection lost" in m for m in msgs), msgs
+    assert next(n for n in res["nodes"] if n["node"] == "gpu2")["outcome"] == "unreachable"
