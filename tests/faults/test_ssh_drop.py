@@ -72,7 +72,11 @@ def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type:
     sim = gpu_host.start_sim("ready", 1.0)
     before = set(gpu_host.session_pids())
     p = _start(gpu_host, "--url", sim.url, "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--interval", "0.5", "--reconnect-for", "5s")
-    time.sleep(3.0)
+    for _ in range(200):  # coldwatch is connected (on a busy machine its start can take seconds)
+        if set(gpu_host.session_pids()) - before:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
     gpu_host.sshd.send_signal(signal.SIGSTOP)
     try:
         _kill_sessions(gpu_host, before)

@@ -30,6 +30,17 @@ def run(cmd):
     except OSError as exc:
         return 127, "", str(exc)
 last = {}; cmd_seen = None
+import select, stat
+try:  # over SSH stdin is the channel's pipe: its end means coldwatch is gone, so stop at once
+    watch_stdin = stat.S_ISFIFO(os.fstat(0).st_mode) or stat.S_ISSOCK(os.fstat(0).st_mode)
+except OSError:
+    watch_stdin = False
+def pause(seconds):
+    if not watch_stdin:
+        time.sleep(seconds); return
+    ready = select.select([0], [], [], seconds)[0]
+    if ready and not os.read(0, 4096):
+        sys.exit(0)
 while True:
     rec = {}
     if gpu_cmd:
@@ -58,7 +69,7 @@ while True:
         if k in rec and last.get(k) == rec[k]: del rec[k]
         elif k in rec: last[k] = rec[k]
     sys.stdout.write(json.dumps(rec, separators=(",", ":")) + "\n"); sys.stdout.flush()
-    time.sleep(interval)
+    pause(interval)
 """
 
 
