@@ -279,3 +279,14 @@ def test_a_stall_is_said_by_the_verdict_not_again_as_a_warning() -> None:
     s.apply({"event": "result", "t": 614.0, "outcome": "stalled", "exit_code": 5, "phase": "graph_capture", "reason": msg, "phases": []})
     text = "\n".join(show(s, 100, 30))
     assert "⚠" not in text and "✗ STALLED in graph_capture (exit 5)" in text and "✗ graph_capture" in text
+
+
+def test_per_phase_eta_counts_down_between_events_and_names_its_basis() -> None:
+    """An eta event: the status row counts down from it, says how it was made, and keeps the usual total."""
+    s = mid_run()
+    s.apply({"event": "_info", "t": 0.0, "baseline": {"total": 60.0}})
+    s.apply({"event": "eta", "t": 12.0, "remaining_s": 40.0, "phase": "graph_capture", "basis": "history", "history": "model", "starts": 2})
+    text = "\n".join(show(s, 100, 30))
+    assert "ETA ~38s (per phase, same model elsewhere; usual 1m00s)" in text
+    s.apply({"event": "eta", "t": 14.0, "remaining_s": 10.0, "phase": "weight_load", "basis": "progress", "history": "target"})
+    assert "ETA ~10s (at this load's rate; usual 1m00s)" in "\n".join(show(s, 100, 30))

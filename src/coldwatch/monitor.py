@@ -50,7 +50,7 @@ def local_port(url: str) -> int | None:
         return None
 
 
-def policy_for(settings: Settings, baseline: dict[str, float]) -> Policy:
+def policy_for(settings: Settings, baseline: dict[str, float], records: list[dict[str, Any]] | None = None) -> Policy:
     """The judge's parameters for a live watch of these settings."""
     return Policy(
         timeout=settings.timeout,
@@ -62,6 +62,9 @@ def policy_for(settings: Settings, baseline: dict[str, float]) -> Policy:
         pid=settings.pid,
         unit=settings.unit,
         tail=True,
+        history=records or [],
+        target=settings.target_name(),
+        launch=True,
     )
 
 
@@ -83,7 +86,8 @@ class Monitor:
         self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
         rules = load_rules(settings.rules)
         engine = None if settings.engine == "auto" else settings.engine
-        self.judge = Judge(policy_for(settings, history.baseline(settings.target_name())), rules, engine, self.epoch0)
+        recs = history.load()
+        self.judge = Judge(policy_for(settings, history.baseline(settings.target_name(), records=recs), recs), rules, engine, self.epoch0)
         self.q: queue.Queue[tuple[str, Any, int]] = queue.Queue(maxsize=10000)
         self.stop = threading.Event()
         self.trigger = threading.Event()
@@ -455,6 +459,8 @@ class Monitor:
             host=self.s.host or "localhost",
             unit=self.s.unit,
             model=self.judge.model,
+            model_path=self.judge.etas.model,
+            tp=self.judge.etas.tp,
             cmd_hash=history.cmd_hash(last.cmdline if last else None),
             source="wait",
         )

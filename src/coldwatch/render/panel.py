@@ -197,6 +197,7 @@ class PanelState:
     jit: list[str] = field(default_factory=list)
     last_log_t: float = 0.0
     eta_total: float | None = None  # the history's usual total, as the monitor knows it
+    eta: dict[str, Any] | None = None  # the judge's last per-phase estimate (an ``eta`` event)
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per node or fleet target
     result: dict[str, Any] | None = None
 
@@ -221,6 +222,8 @@ class PanelState:
             self.jit = [clean(n) for n in ev.get("names") or []]
         elif kind == "_info":
             self._info(ev)
+        elif kind == "eta":
+            self.eta = ev
         elif kind == "_rows":
             self.rows = list(ev.get("rows") or [])
         elif kind in ("warning", "stall"):
@@ -455,7 +458,13 @@ def status_block(s: PanelState, w: int) -> list[Text]:
     eta = ""
     if s.result is None:
         total = s.usual_total()
-        if total is None:
+        if s.eta is not None and isinstance(s.eta.get("remaining_s"), int | float):
+            left = max(float(s.eta["remaining_s"]) - (s.t - float(s.eta.get("t") or 0.0)), 0.0)
+            how = "at this load's rate" if s.eta.get("basis") == "progress" else "per phase"
+            if s.eta.get("history") == "model":
+                how += ", same model elsewhere"
+            eta = f"ETA ~{dur(left)} ({how}" + (f"; usual {dur(total)})" if total else ")")
+        elif total is None:
             eta = "ETA ? (no earlier start in history)"
         elif total > s.t:
             eta = f"ETA ~{dur(total - s.t)} (usual {dur(total)})"

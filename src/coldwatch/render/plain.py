@@ -26,6 +26,7 @@ class PlainSink:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self._last_progress: dict[str, float] = {}
+        self._eta_phase: str | None = None
 
     def _w(self, text: str) -> None:
         # every line carries text of remote origin (evidence, model ids, error bodies, process
@@ -55,6 +56,11 @@ class PlainSink:
                     self._w(f"{fmt_t(t)}  {key}: read {size(ev['done'])} of {size(ev['total'])}, {ev.get('rate_mb_s', 0):.0f} MB/s{left}")
                 else:
                     self._w(f"{fmt_t(t)}  {key} {ev['done']}/{ev['total']}")
+        elif kind == "eta":
+            if ev.get("phase") != self._eta_phase and isinstance(ev.get("remaining_s"), int | float):
+                self._eta_phase = ev.get("phase")
+                how = "at the load's rate" if ev.get("basis") == "progress" else "per phase, from history"
+                self._w(f"{fmt_t(t)}  ETA ~{ev['remaining_s']:.0f}s until ready ({how})")
         elif kind == "http":
             if ev.get("changed"):
                 status = f" {ev['status']}" if ev.get("status") is not None else ""
