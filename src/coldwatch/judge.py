@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from coldwatch import eta
+from coldwatch import bandwidth, eta
 from coldwatch.events import event, from_signal
 from coldwatch.evidence import HttpState, SupervisorState
 from coldwatch.exitcodes import ExitCode
@@ -147,6 +147,7 @@ class Judge:
         """A new start whose log the driver must follow (taken and cleared by the driver)."""
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
+        self.bw = bandwidth.Tracker()
         self.etas = eta.Tracker(policy.history, policy.target, policy.launch, total=policy.baseline.get("total"))
 
     @property
@@ -308,6 +309,7 @@ class Judge:
         loading = self.c.state.phase == "weight_load"
         if loading and self.read0 is None:
             self.read0 = prev.read_bytes if prev is not None else sample.read_bytes
+        rate = 0.0
         if prev is not None:
             if sample.cpu_s > prev.cpu_s + 0.05:
                 self.evidence["cpu"] = t
@@ -331,6 +333,12 @@ class Judge:
                         eta_s=round(left, 1) if left is not None else None,
                     )
         self.proc_t = t
+        if sample.load is not None or sample.io is not None:
+            v = self.bw.feed(sample.load, sample.io, rate, loading)
+            if v is not None:
+                self.emit("load", t, verdict=v.kind, line=v.line, **self.bw.fields())
+            if loading and self.bw.last is not None:
+                self._events.append({"event": "_load", "t": round(t, 3), "line": self.bw.last.line, "verdict": self.bw.last.kind})
         compilers = sorted({c for c in sample.children if c in COMPILERS})
         if compilers:
             self.evidence["compile"] = t

@@ -198,6 +198,7 @@ class PanelState:
     last_log_t: float = 0.0
     eta_total: float | None = None  # the history's usual total, as the monitor knows it
     eta: dict[str, Any] | None = None  # the judge's last per-phase estimate (an ``eta`` event)
+    load_line: str = ""  # why the weight load runs at its speed (bandwidth.py), latest interval
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per node or fleet target
     result: dict[str, Any] | None = None
 
@@ -224,6 +225,8 @@ class PanelState:
             self._info(ev)
         elif kind == "eta":
             self.eta = ev
+        elif kind in ("_load", "load"):
+            self.load_line = clean(ev.get("line") or "")
         elif kind == "_rows":
             self.rows = list(ev.get("rows") or [])
         elif kind in ("warning", "stall"):
@@ -437,6 +440,8 @@ def current_block(s: PanelState, w: int, lv: Levels) -> list[Text]:
         per = bp.per_s()
         rate = f" · {size(per)}/s" if per else ""
         out.append(line(f"  weights read {size(bp.done)} of {size(bp.total)}{rate}{eta}", width=w))
+    if lv.detail and s.load_line and ph in ("weight_load", "marlin_repack", "draft_init"):
+        out.append(line(f"  load: {s.load_line}", width=w))
     quiet = s.t - s.last_log_t
     if lv.detail and quiet > QUIET_AFTER:
         why = []

@@ -61,6 +61,8 @@ class PlainSink:
                 self._eta_phase = ev.get("phase")
                 how = "at the load's rate" if ev.get("basis") == "progress" else "per phase, from history"
                 self._w(f"{fmt_t(t)}  ETA ~{ev['remaining_s']:.0f}s until ready ({how})")
+        elif kind == "load":
+            self._w(f"{fmt_t(t)}  load: {ev.get('line', '')}")
         elif kind == "http":
             if ev.get("changed"):
                 status = f" {ev['status']}" if ev.get("status") is not None else ""
