@@ -201,3 +201,26 @@ def test_loop_device_disk_bound_behind_a_slow_backing_disk(loopfs: tuple[Path, s
                 time.sleep(0.1)
     assert v and v[0]["verdict"] == "disk-bound", v
     assert v[0]["util"] >= 0.8 and v[0]["rate_mb_s"] <= 30
+
+
+def test_mincore_fallback_agrees_with_fincore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without fincore on PATH the host code measures the page-cache share with mincore(2): cached and
+    dropped files read as such."""
+    from coldwatch.probes.load import LOAD_FUNCS
+    from coldwatch.probes.parse import PROC_FUNCS
+
+    f = tmp_path / "model-00001-of-00001.safetensors"
+    f.write_bytes(os.urandom(8 << 20))
+    ns: dict[str, Any] = {}
+    exec(PROC_FUNCS + LOAD_FUNCS, ns)  # the host-side code, as the sampler runs it
+    if shutil.which("fincore"):
+        assert ns["resident"]([str(f)]) == (8 << 20, "fincore")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    res, how = ns["resident"]([str(f)])
+    assert how == "mincore" and res == 8 << 20
+    fd = os.open(f, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+    res, how = ns["resident"]([str(f)])
+    assert how == "mincore" and res < 1 << 20
