@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks import compare, engines, replay
+from benchmarks import compare, engines, eta, replay
 
 
 def main() -> int:
@@ -31,6 +31,7 @@ def main() -> int:
     figures = {
         "replay": replay.run(20_000 if a.smoke else 1_000_000, 1 if a.smoke else 3),
         "startup": replay.startup(3 if a.smoke else 10),
+        "eta": eta.run(3 if a.smoke else 30),
         "compare": compare.main(a.smoke),
     }
     if a.json:

@@ -40,7 +40,7 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     """Every simulated start begins at one moment, after coldwatch has connected to all of them
     (a fleet restarted together); readiness latency is measured from each server's own ready time."""
     start_at = time.time() + 0.3 * len(mix) + 8.0
-    names, tables, aliases, sims = [], ["interval = 1", 'stall_after = "8s"', 'timeout = "120s"'], [], {}
+    names, tables, aliases, sims = [], ["interval = 1", 'stall_after = "45s"', 'timeout = "180s"'], [], {}
     for i, sc in enumerate(mix):
         name = f"{tag}-{i:03d}-{sc}"
         aliases.append(_alias(host, name, dead=sc == "unreachable"))

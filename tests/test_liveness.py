@@ -116,11 +116,15 @@ def test_history_round_trip_and_eta_within_ten_percent(simdir: Path, tmp_path: P
         if i == 2:
             eta = next(e for e in evs if e["event"] == "progress" and e.get("eta_s") is not None)
             first_eta = eta["t"] + eta["eta_s"]
+            per_phase = [e for e in evs if e["event"] == "eta"]
+            assert {"weight_load", "graph_capture"} <= {e["phase"] for e in per_phase}
+            assert all(e["history"] == "target" and e["starts"] == 2 for e in per_phase)
     assert first_eta is not None
     assert abs(first_eta - totals[2]) / totals[2] <= 0.10, (first_eta, totals)
     r = coldwatch("history", "lab/gpu1", "-o", "json")
     recs = json_lines(r.stdout)
     assert len(recs) == 3 and all(x["outcome"] == "ready" and "weight_load" in x["durations"] for x in recs)
+    assert all(x["tp"] == 8 and x["model_path"] == "moonshotai/Kimi-K2.6" and x["starts"]["weight_load"] > 0 for x in recs)
     text = coldwatch("history").stdout.decode()
     assert "lab/gpu1" in text and "median ready start" in text
     hist = Path(os.environ["COLDWATCH_HOME"]) / "history.jsonl"

@@ -279,3 +279,23 @@ def test_a_stall_is_said_by_the_verdict_not_again_as_a_warning() -> None:
     s.apply({"event": "result", "t": 614.0, "outcome": "stalled", "exit_code": 5, "phase": "graph_capture", "reason": msg, "phases": []})
     text = "\n".join(show(s, 100, 30))
     assert "⚠" not in text and "✗ STALLED in graph_capture (exit 5)" in text and "✗ graph_capture" in text
+
+
+def test_per_phase_eta_counts_down_between_events_and_names_its_basis() -> None:
+    """An eta event: the status row counts down from it, says how it was made, and keeps the usual total."""
+    s = mid_run()
+    s.apply({"event": "_info", "t": 0.0, "baseline": {"total": 60.0}})
+    s.apply({"event": "eta", "t": 12.0, "remaining_s": 40.0, "phase": "graph_capture", "basis": "history", "history": "model", "starts": 2})
+    text = "\n".join(show(s, 100, 30))
+    assert "ETA ~38s (per phase, same model elsewhere; usual 1m00s)" in text
+    s.apply({"event": "eta", "t": 14.0, "remaining_s": 10.0, "phase": "weight_load", "basis": "progress", "history": "target"})
+    assert "ETA ~10s (at this load's rate; usual 1m00s)" in "\n".join(show(s, 100, 30))
+
+
+def test_load_verdict_shows_under_the_weight_load() -> None:
+    """The load's bandwidth line (remote text inside: sanitised) shows while the weights load."""
+    s = PanelState(target="h/sglang")
+    s.apply({"event": "phase", "t": 1.0, "phase": "weight_load", "evidence": "Load weight begin."})
+    s.apply({"event": "_load", "t": 3.0, "line": "reading 3.1 GB/s from nvme0n1\x1b[31m at 98% busy: disk-bound", "verdict": "disk-bound"})
+    text = "\n".join(show(s, 100, 20))
+    assert "load: reading 3.1 GB/s from nvme0n1" in text and "98% busy: disk-bound" in text and "\x1b" not in text

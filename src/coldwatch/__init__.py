@@ -9,13 +9,14 @@ Library use::
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "replay_file", "wait"]
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from coldwatch.judge import Verdict
     from coldwatch.phases import Span
 

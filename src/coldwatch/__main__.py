@@ -1,3 +1,3 @@
-from coldwatch.cli import entry
+from coldwatch.launch import entry
 
 entry()

@@ -72,7 +72,13 @@ def load() -> list[dict[str, Any]]:
     return out
 
 
+def starts(phases: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Phase -> seconds from the start to its first entry (the per-phase ETA's segments)."""
+    return {str(p["phase"]): round(float(p["start"]), 3) for p in phases if p.get("start") is not None and p.get("phase") != "ready"}
+
+
 def make_record(target: str, result: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """One history record; ``extra`` adds what the driver knows (host, unit, model, model_path, tp)."""
     d = durations(result.get("phases", []))
     ready = next((p["start"] for p in result.get("phases", []) if p["phase"] == "ready"), None)
     return {
@@ -81,6 +87,7 @@ def make_record(target: str, result: dict[str, Any], **extra: Any) -> dict[str, 
         "phase": result.get("phase"),
         "failure_kind": result.get("failure_kind"),
         "durations": d,
+        "starts": starts(result.get("phases", [])),
         "total": ready if ready is not None else result.get("t"),
         "ts": result.get("ts"),
         **{k: v for k, v in extra.items() if v is not None},

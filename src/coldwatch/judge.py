@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from coldwatch import bandwidth, eta
 from coldwatch.events import event, from_signal
 from coldwatch.evidence import HttpState, SupervisorState
 from coldwatch.exitcodes import ExitCode
@@ -82,6 +83,11 @@ class Policy:
     unit: str = "the server"
     tail: bool = False
     """Emit the log tail (internal ``_log`` events) for the live panel."""
+    history: list[dict[str, Any]] = field(default_factory=list)
+    """Earlier starts' records for the per-phase ETA (this target's, else the same model's and TP's)."""
+    target: str = ""
+    launch: bool = False
+    """Read the model and TP from the log's launch banner (wait: the ETA's fallback, the history record)."""
 
 
 def result(v: Verdict, t: float | None, epoch0: float | None, spans: list[Span], **extra: Any) -> dict[str, Any]:
@@ -141,6 +147,8 @@ class Judge:
         """A new start whose log the driver must follow (taken and cleared by the driver)."""
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
+        self.bw = bandwidth.Tracker()
+        self.etas = eta.Tracker(policy.history, policy.target, policy.launch, total=policy.baseline.get("total"))
 
     @property
     def state(self) -> State:
@@ -178,6 +186,8 @@ class Judge:
             line = dataclasses.replace(line, t=t)
         self.now = t
         self.evidence["log"] = t
+        if self.etas.want_launch:
+            self.etas.line(line.text)
         if self.p.tail:
             self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300], "rank": line.rank})
         signals = self.c.feed(line)
@@ -207,6 +217,7 @@ class Judge:
         kind = sig.kind
         if kind == "progress":
             self.evidence["progress"] = t
+            self.etas.progress(sig.data["phase"], sig.data["done"], sig.data["total"], t)
         elif kind == "failed" and self.failed_at is None:
             self.failed_at = t
         elif kind == "start":
@@ -225,6 +236,8 @@ class Judge:
                 if eta is not None:
                     ev["eta_s"] = eta
             self._events.append(ev)
+            if ev["event"] == "phase":
+                self._eta_event(t)
 
     def gpu(self, samples: list[GpuSample], t: float) -> None:
         """One GPU sample (one row per GPU)."""
@@ -281,6 +294,7 @@ class Judge:
         self.failed_at = None
         self.death = None
         self.read0 = None
+        self.etas.bars.clear()
         if st is not None:
             self.rescope = st
 
@@ -295,6 +309,7 @@ class Judge:
         loading = self.c.state.phase == "weight_load"
         if loading and self.read0 is None:
             self.read0 = prev.read_bytes if prev is not None else sample.read_bytes
+        rate = 0.0
         if prev is not None:
             if sample.cpu_s > prev.cpu_s + 0.05:
                 self.evidence["cpu"] = t
@@ -306,6 +321,7 @@ class Judge:
                 if model and loading and self.read0 is not None:
                     done = min(sample.read_bytes - self.read0, model)
                     left = (model - done) / rate if rate > 0 else None
+                    self.etas.progress("weight_load", done, model, t)
                     self.emit(
                         "progress",
                         t,
@@ -317,6 +333,12 @@ class Judge:
                         eta_s=round(left, 1) if left is not None else None,
                     )
         self.proc_t = t
+        if sample.load is not None or sample.io is not None:
+            v = self.bw.feed(sample.load, sample.io, rate, loading)
+            if v is not None:
+                self.emit("load", t, verdict=v.kind, line=v.line, **self.bw.fields())
+            if loading and self.bw.last is not None:
+                self._events.append({"event": "_load", "t": round(t, 3), "line": self.bw.last.line, "verdict": self.bw.last.kind})
         compilers = sorted({c for c in sample.children if c in COMPILERS})
         if compilers:
             self.evidence["compile"] = t
@@ -423,6 +445,7 @@ class Judge:
         if self.p.timeout and t >= self.p.timeout:
             return self._decide(self.unfinished("timeout", ExitCode.TIMEOUT, f"not ready after {self.p.timeout:g}s", t))
         self._check_slow(st.phase, t)
+        self._eta_event(t)
         if self.p.stall_after:
             budget = max(self.p.stall_after, SLOW_FACTOR * self.p.baseline.get(st.phase, 0.0))
             last = max(self.evidence.values(), default=0.0)
@@ -511,10 +534,19 @@ class Judge:
             self.emit("warning", t, message=f"{phase} slower than usual: {took:.0f}s vs median {med:.0f}s")
 
     def eta(self) -> float | None:
-        total = self.p.baseline.get("total")
-        if total is None:
-            return None
-        return round(max(total - self.now, 0.0), 1)
+        """Seconds until ready by the per-phase estimate (eta.py); None without history."""
+        est = self.etas.estimate(self._entered(), self.now)
+        return round(est.remaining, 1) if est is not None else None
+
+    def _entered(self) -> dict[str, float]:
+        return {ph: s.start for ph, s in self.c.state.spans.items() if s.start is not None}
+
+    def _eta_event(self, t: float) -> None:
+        if self.etas.base is None or self.verdict is not None:
+            return
+        est = self.etas.due(self._entered(), t)
+        if est is not None:
+            self.emit("eta", t, **est.as_event())
 
     # ---- views -------------------------------------------------------------------------
     def result(self, t: float, **extra: Any) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def local_port(url: str) -> int | None:
         return None
 
 
-def policy_for(settings: Settings, baseline: dict[str, float]) -> Policy:
+def policy_for(settings: Settings, baseline: dict[str, float], records: list[dict[str, Any]] | None = None) -> Policy:
     """The judge's parameters for a live watch of these settings."""
     return Policy(
         timeout=settings.timeout,
@@ -63,6 +63,9 @@ def policy_for(settings: Settings, baseline: dict[str, float]) -> Policy:
         pid=settings.pid,
         unit=settings.unit,
         tail=True,
+        history=records or [],
+        target=settings.target_name(),
+        launch=True,
     )
 
 
@@ -106,9 +109,10 @@ class Monitor:
         self.t0 = now()
         self.epoch0 = wall()
         self.multi = bool(workers)
-        baseline = history.baseline(settings.target_name())
+        recs = history.load()
+        baseline = history.baseline(settings.target_name(), records=recs)
         head_name = settings.host or "localhost"
-        self.nodes = [Node(head_name, settings, host, self._judge(settings, baseline, http=True), head=True)]
+        self.nodes = [Node(head_name, settings, host, self._judge(settings, baseline, http=True, records=recs), head=True)]
         for name, ws, wh, why in workers or []:
             self.nodes.append(Node(name, ws, wh, self._judge(ws, {}, http=False), head=False, blind=why))
         self.group = GroupJudge([NodeView(n.name, n.judge, n.head, n.blind) for n in self.nodes], settings.timeout) if self.multi else None
@@ -120,8 +124,8 @@ class Monitor:
         self.ladder = Ladder(self.client, settings.url, settings.model, settings.api_key)
         self._rows_at = -1.0
 
-    def _judge(self, s: Settings, baseline: dict[str, float], http: bool) -> Judge:
-        policy = policy_for(s, baseline)
+    def _judge(self, s: Settings, baseline: dict[str, float], http: bool, records: list[dict[str, Any]] | None = None) -> Judge:
+        policy = policy_for(s, baseline, records)
         if self.multi:
             policy.timeout = 0.0  # the server's deadline is the group's
         if not http:
@@ -583,6 +587,8 @@ class Monitor:
             host=self.s.host or "localhost",
             unit=self.s.unit,
             model=self.judge.model,
+            model_path=self.judge.etas.model,
+            tp=self.judge.etas.tp,
             cmd_hash=history.cmd_hash(last.cmdline if last else None),
             source="wait",
         )

@@ -48,7 +48,19 @@ GPU_TOTAL = 97871  # MiB, a 96 GB card
 
 
 class Sim:
-    def __init__(self, d: Path, port: int, scenario: str, speed: float, fail_checks: bool, out: TextIO, gpus: int) -> None:
+    def __init__(
+        self,
+        d: Path,
+        port: int,
+        scenario: str,
+        speed: float,
+        fail_checks: bool,
+        out: TextIO,
+        gpus: int,
+        jitter: float = 0.0,
+        seed: int | None = None,
+        virtual: bool = False,
+    ) -> None:
         self.dir = d
         self.port = port
         self.scenario = scenario
@@ -68,10 +80,16 @@ class Sim:
         self.model_path: Path | None = None
         self.started = time.time() - 1
         self.node_rank = 0  # a worker node (> 0) logs ranks from node_rank * gpus and serves no HTTP
+        self.jitter = jitter
+        """Each phase's duration (a sleep, a whole bar) is scaled by a factor drawn in [1 - jitter, 1 + jitter]."""
+        self.rng = random.Random(seed)
+        self.virtual = virtual
+        """Time is a counter, not the clock: the log (stamped on it) is written at once, no HTTP served."""
+        self.vt = 0.0
 
     # ---- outputs -----------------------------------------------------------------------
     def stamp(self) -> str:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.t0 + self.vt if self.virtual else None))
 
     def log(self, msg: str, rank: int | None = None) -> None:
         tag = f" TP{rank + self.node_rank * self.gpus}" if rank is not None else ""
@@ -79,7 +97,7 @@ class Sim:
 
     def ranks(self, msg: str) -> None:
         order = list(range(self.gpus))
-        random.shuffle(order)
+        self.rng.shuffle(order)
         for r in order:
             self.log(msg, r)
 
@@ -87,7 +105,16 @@ class Sim:
         self.out.write(text)
         self.out.flush()
 
+    def factor(self) -> float:
+        return 1.0 + self.rng.uniform(-self.jitter, self.jitter) if self.jitter else 1.0
+
     def sleep(self, s: float) -> None:
+        self.wait(s * self.factor())
+
+    def wait(self, s: float) -> None:
+        if self.virtual:
+            self.vt += s * self.speed
+            return
         end = time.time() + s * self.speed
         while time.time() < end:
             time.sleep(min(0.05, max(end - time.time(), 0)))
@@ -122,6 +149,7 @@ class Sim:
     ) -> None:
         """A tqdm bar: updates joined by CR, one newline when it closes (``stop_at``: it hangs there)."""
         start = self.mem[0]
+        seconds *= self.factor()
         for n in range(total + 1):
             if stop_at is not None and n > stop_at:
                 self.set_mem(self.mem[0], 0)
@@ -129,15 +157,20 @@ class Sim:
             pct = int(100 * n / total)
             times = tqdm_times(n, total, seconds)
             if fmt == "sglang":
-                self.raw(f"\r{desc}: {pct:3d}% Completed | {n}/{total} {times}")
+                text = f"{desc}: {pct:3d}% Completed | {n}/{total} {times}"
             else:
                 filled = "█" * (pct // 10)
-                self.raw(f"\r{desc}: {pct:3d}%|{filled:<10}| {n}/{total} {times}")
+                text = f"{desc}: {pct:3d}%|{filled:<10}| {n}/{total} {times}"
+            if self.virtual:
+                self.log(text)  # each update stamped when it happens, as a live watch receives it
+            else:
+                self.raw(f"\r{text}")
             if mem_to is not None:
                 self.set_mem(int(start + (mem_to - start) * n / total), 30)
             if n < total:
-                self.sleep(seconds / total)
-        self.raw("\n")
+                self.wait(seconds / total)
+        if not self.virtual:
+            self.raw("\n")
 
     # ---- HTTP --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -223,7 +256,8 @@ class Sim:
         os._exit(code)
 
     def run(self, delay: float = 0.0) -> None:
-        threading.Thread(target=self.gpu_writer, daemon=True).start()
+        if not self.virtual:
+            threading.Thread(target=self.gpu_writer, daemon=True).start()
         if delay:  # the unit is starting, nothing logged yet (a fleet restarted at one moment)
             self.unit("activating", "start")
             time.sleep(delay)
@@ -366,7 +400,8 @@ class Sim:
         self.log("INFO:     Waiting for application startup.")
         self.log("INFO:     Application startup complete.")
         self.http_state = "warmup"
-        self.bind()
+        if not self.virtual:
+            self.bind()
         self.log(f"INFO:     Uvicorn running on http://127.0.0.1:{self.port} (Press CTRL+C to quit)")
         self.sleep(0.5)
         self.log('INFO:     127.0.0.1:48908 - "GET /model_info HTTP/1.1" 200 OK')
@@ -475,13 +510,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
     ap.add_argument("--node-rank", type=int, default=0, help="a worker node of a multi-node server (> 0): no HTTP")
     ap.add_argument("--delay", type=float, default=0.0, help="seconds before the start begins")
+    ap.add_argument("--jitter", type=float, default=0.0, help="scale each phase's duration by a random factor in [1-J, 1+J]")
+    ap.add_argument("--seed", type=int, help="random seed (rank order, jitter)")
+    ap.add_argument("--virtual", action="store_true", help="write the log on a virtual clock at once (no HTTP, no waiting)")
     a = ap.parse_args(argv)
     a.dir.mkdir(parents=True, exist_ok=True)
     (a.dir / "sim.pid").write_text(str(os.getpid()))
     out: TextIO = sys.stdout if a.stdout else open(a.dir / "server.log", "a", encoding="utf-8")  # noqa: SIM115
     if not a.stdout:
         os.chmod(a.dir / "server.log", 0o644)
-    sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus)
+    if a.virtual and a.scenario not in ("ready", "oom", "slow", "error_body"):
+        ap.error("--virtual: only the ready, oom, slow and error_body scenarios run on a virtual clock")
+    if not 0.0 <= a.jitter < 1.0:
+        ap.error("--jitter: expected a fraction in [0, 1)")
+    sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus, a.jitter, a.seed, a.virtual)
     sim.with_invocation = not a.no_invocation
     sim.model_path = a.model_path
     sim.node_rank = a.node_rank
@@ -492,6 +534,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     sim.run(a.delay)
+    if a.virtual:
+        out.flush()
+        return 0
     time.sleep(a.linger)
     sim.unit("inactive", "dead")
     return 0

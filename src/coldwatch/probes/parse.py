@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from coldwatch.bandwidth import IoSample, LoadTarget, parse_io, parse_target
+
 
 @dataclass(frozen=True, slots=True)
 class GpuSample:
@@ -118,6 +120,8 @@ class ProcSample:
     owner_pid: int | None = None
     owner_name: str | None = None
     owner_older: bool = False  # the holder started before the server: it was there before this start
+    load: LoadTarget | None = None  # where the weights live (sent once per command line)
+    io: IoSample | None = None  # the storage's counters this interval (while the weights' place is known)
 
 
 COMPILERS = ("nvcc", "cicc", "ptxas", "ninja", "cc1plus", "gcc", "g++", "c++", "clang", "ld")
@@ -147,6 +151,8 @@ def proc_from_dict(data: Any) -> ProcSample | None:
             children=tuple(str(c)[:32] for c in (data.get("names") or [])[:64]),
             cmdline=str(data.get("cmd", ""))[:2000],
             model_bytes=int(data["model"]) if data.get("model") is not None else None,
+            load=parse_target(data.get("load")),
+            io=parse_io(data.get("io")),
             **_port_fields(data.get("port")),
         )
     except (TypeError, ValueError):
@@ -263,7 +269,7 @@ def proc_sample(root, want_model, port):
     try:
         with open("/proc/%d/cmdline" % root, "rb") as f: cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:2000]
     except OSError: pass
-    out = {"alive": True, "cpu": round(cpu, 2), "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd}
+    out = {"alive": True, "cpu": round(cpu, 2), "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "_pids": pids}
     out["model"] = model_size(cmd) if want_model else None
     out["port"] = holder(root, pids, port) if port else None
     return out
@@ -272,6 +278,7 @@ def proc_sample(root, want_model, port):
 PROC_SCRIPT = (
     PROC_FUNCS
     + r"""
-print(json.dumps(proc_sample(int(sys.argv[1]), sys.argv[2] == "1", int(sys.argv[3]) if len(sys.argv) > 3 else 0)))
+_s = proc_sample(int(sys.argv[1]), sys.argv[2] == "1", int(sys.argv[3]) if len(sys.argv) > 3 else 0); _s.pop("_pids", None)
+print(json.dumps(_s))
 """
 )

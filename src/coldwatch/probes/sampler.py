@@ -1,5 +1,6 @@
 """The streaming sampler: one long-lived command per connection that prints one JSON record per
-interval with the GPU rows, the supervisor's state and the server's process tree.
+interval with the GPU rows, the supervisor's state and the server's process tree (with, once the
+model directory is known, its storage: see ``probes/load.py``).
 
 It replaces three short commands every interval (nvidia-smi, systemctl show, the process sampler),
 each an exec channel of its own over SSH, by one channel that stays open. A record carries only
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coldwatch.hosts.base import q
+from coldwatch.probes.load import LOAD_FUNCS
 from coldwatch.probes.parse import PROC_FUNCS
 
 LOOP = r"""
@@ -29,7 +31,7 @@ def run(cmd):
         return None, "", "timed out"
     except OSError as exc:
         return 127, "", str(exc)
-last = {}; cmd_seen = None
+last = {}; cmd_seen = None; load = None; io_last = {}; read_last = None
 import select, stat
 try:  # over SSH stdin is the channel's pipe: its end means coldwatch is gone, so stop at once
     watch_stdin = stat.S_ISFIFO(os.fstat(0).st_mode) or stat.S_ISSOCK(os.fstat(0).st_mode)
@@ -60,10 +62,23 @@ while True:
             p = proc_sample(pid, False, port)
         except Exception as exc:
             p = {"error": "%s: %s" % (type(exc).__name__, exc)}
+        pids = p.pop("_pids", None) or []
         if p.get("alive") and p.get("cmd") != cmd_seen:
             cmd_seen = p["cmd"]; p["model"] = model_size(cmd_seen)
+            try:
+                load = load_target(pid, cmd_seen)
+            except Exception as exc:
+                load = None; p["load_error"] = "%s: %s" % (type(exc).__name__, exc)
+            if load: p["load"] = load
         elif "cmd" in p:
             del p["cmd"]
+        if load and p.get("alive"):
+            reading = read_last is not None and p.get("read", 0) > read_last
+            read_last = p.get("read", 0)
+            try:
+                p["io"] = io_sample(load.get("devs") or [], pids, io_last, reading)
+            except Exception:
+                pass
         rec["pid"] = pid; rec["proc"] = p
     for k in ("gpu", "svc"):
         if k in rec and last.get(k) == rec[k]: del rec[k]
@@ -75,7 +90,7 @@ while True:
 
 def sampler_command(interval: float, gpu_cmd: str | None, gpu_given: bool, svc_cmd: str | None, pid: int | None, port: int | None) -> str:
     """The host command: python3 running the compressed sampler with its settings as one JSON argument."""
-    code = base64.b64encode(zlib.compress((PROC_FUNCS + LOOP).encode(), 9)).decode()
+    code = base64.b64encode(zlib.compress((PROC_FUNCS + LOAD_FUNCS + LOOP).encode(), 9)).decode()
     cfg = json.dumps({"interval": interval, "gpu": gpu_cmd, "gpu_given": gpu_given, "svc": svc_cmd, "pid": pid, "port": port or 0})
     unpack = "import base64, sys, zlib; exec(zlib.decompress(base64.b64decode(sys.argv[1])))"
     return f"exec python3 -u -c {q(unpack)} {code} {q(cfg)}"

@@ -197,6 +197,8 @@ class PanelState:
     jit: list[str] = field(default_factory=list)
     last_log_t: float = 0.0
     eta_total: float | None = None  # the history's usual total, as the monitor knows it
+    eta: dict[str, Any] | None = None  # the judge's last per-phase estimate (an ``eta`` event)
+    load_line: str = ""  # why the weight load runs at its speed (bandwidth.py), latest interval
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per node or fleet target
     result: dict[str, Any] | None = None
 
@@ -221,6 +223,10 @@ class PanelState:
             self.jit = [clean(n) for n in ev.get("names") or []]
         elif kind == "_info":
             self._info(ev)
+        elif kind == "eta":
+            self.eta = ev
+        elif kind in ("_load", "load"):
+            self.load_line = clean(ev.get("line") or "")
         elif kind == "_rows":
             self.rows = list(ev.get("rows") or [])
         elif kind in ("warning", "stall"):
@@ -434,6 +440,8 @@ def current_block(s: PanelState, w: int, lv: Levels) -> list[Text]:
         per = bp.per_s()
         rate = f" · {size(per)}/s" if per else ""
         out.append(line(f"  weights read {size(bp.done)} of {size(bp.total)}{rate}{eta}", width=w))
+    if lv.detail and s.load_line and ph in ("weight_load", "marlin_repack", "draft_init"):
+        out.append(line(f"  load: {s.load_line}", width=w))
     quiet = s.t - s.last_log_t
     if lv.detail and quiet > QUIET_AFTER:
         why = []
@@ -455,7 +463,13 @@ def status_block(s: PanelState, w: int) -> list[Text]:
     eta = ""
     if s.result is None:
         total = s.usual_total()
-        if total is None:
+        if s.eta is not None and isinstance(s.eta.get("remaining_s"), int | float):
+            left = max(float(s.eta["remaining_s"]) - (s.t - float(s.eta.get("t") or 0.0)), 0.0)
+            how = "at this load's rate" if s.eta.get("basis") == "progress" else "per phase"
+            if s.eta.get("history") == "model":
+                how += ", same model elsewhere"
+            eta = f"ETA ~{dur(left)} ({how}" + (f"; usual {dur(total)})" if total else ")")
+        elif total is None:
             eta = "ETA ? (no earlier start in history)"
         elif total > s.t:
             eta = f"ETA ~{dur(total - s.t)} (usual {dur(total)})"

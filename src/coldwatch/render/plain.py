@@ -27,6 +27,7 @@ class PlainSink:
         self.stream = stream or sys.stderr
         self._last_progress: dict[str, float] = {}
         self._who = ""
+        self._eta_phase: dict[str, str | None] = {}
 
     def _w(self, text: str) -> None:
         # every line carries text of remote origin (evidence, model ids, error bodies, process
@@ -60,6 +61,13 @@ class PlainSink:
                     )
                 else:
                     self._w(f"{fmt_t(t)}  {ev['phase']} {ev['done']}/{ev['total']}")
+        elif kind == "eta":
+            if ev.get("phase") != self._eta_phase.get(self._who) and isinstance(ev.get("remaining_s"), int | float):
+                self._eta_phase[self._who] = ev.get("phase")
+                how = "at the load's rate" if ev.get("basis") == "progress" else "per phase, from history"
+                self._w(f"{fmt_t(t)}  ETA ~{ev['remaining_s']:.0f}s until ready ({how})")
+        elif kind == "load":
+            self._w(f"{fmt_t(t)}  load: {ev.get('line', '')}")
         elif kind == "http":
             if ev.get("changed"):
                 status = f" {ev['status']}" if ev.get("status") is not None else ""
