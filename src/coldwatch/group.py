@@ -21,8 +21,9 @@ from coldwatch.exitcodes import ExitCode
 from coldwatch.judge import Judge, Verdict
 from coldwatch.phases import PHASES
 
-GROUP_GRACE = 1.0
-"""Seconds to wait after the first node fails for another node's root cause (logs arrive apart)."""
+GROUP_GRACE = 0.6
+"""Seconds after the first node's fatal line to wait for another node's root cause (the nodes' logs
+arrive apart); a node's own verdict already waits its fail grace (0.4 s) of it."""
 ROOT_KINDS = {"nccl": 0, "oom": 0, "killed": 1, "exception": 2, "other": 3, "exited": 3}
 
 
@@ -93,7 +94,6 @@ class GroupJudge:
         self.nodes = nodes
         self.timeout = timeout
         self.verdict: Verdict | None = None
-        self.first_failure: float | None = None
 
     @property
     def head(self) -> NodeView:
@@ -110,9 +110,8 @@ class GroupJudge:
             return self.verdict
         failed = [n for n in self.nodes if n.judge.verdict is not None and n.judge.verdict.outcome == "failed"]
         if failed:
-            if self.first_failure is None:
-                self.first_failure = t
-            if t - self.first_failure >= GROUP_GRACE or all(n.judge.verdict is not None for n in self.nodes if n.blind is None):
+            first = min(_failed_at(n.judge) for n in failed)
+            if t - first >= GROUP_GRACE or all(n.judge.verdict is not None for n in self.nodes if n.blind is None):
                 self.verdict = self._failed(failed)
                 return self.verdict
             return None
