@@ -127,6 +127,10 @@ def run_fleet(targets: list[str], settings_for: Callable[[str], Settings], base:
 
     mode = choose_output(base.output)
     sinks = make_sinks(base.output, f"fleet of {len(targets)}", base.timeout, base.junit)
+    if mode == "live":  # the panel shows the fleet's table, not one server's phases
+        from coldwatch.fleet import TableOnly
+
+        sinks = [TableOnly(sinks[0]), *sinks[1:]]
     try:
         res = Fleet(targets, settings_for, base, sinks).run()
     finally:

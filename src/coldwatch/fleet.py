@@ -69,6 +69,22 @@ class TargetSink:
         pass
 
 
+class TableOnly:
+    """The live panel of a fleet: the table of targets and the run's verdict, not each server's events."""
+
+    KEEP = ("_rows", "_tick", "result")
+
+    def __init__(self, inner: Sink) -> None:
+        self.inner = inner
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        if ev["event"] in self.KEEP:
+            self.inner.emit(ev)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class Fleet:
     """Watch ``targets`` concurrently; ``settings_for(target)`` resolves each one's settings."""
 
