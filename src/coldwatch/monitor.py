@@ -14,7 +14,7 @@ from typing import Any
 
 from coldwatch import history
 from coldwatch.checks import run_check
-from coldwatch.errors import Terminated, UnreachableError
+from coldwatch.errors import ConfigError, Terminated, UnreachableError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.hosts.base import Host, RunResult, q
 from coldwatch.http import Ladder, make_client
@@ -26,7 +26,7 @@ from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample,
 from coldwatch.probes.sampler import parse_record, sampler_command
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
-from coldwatch.supervisors import Supervisor, supervisor_for
+from coldwatch.supervisors import Supervisor, server_url, supervisor_for
 
 NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
 PING_EVERY = 5.0
@@ -60,7 +60,7 @@ def policy_for(settings: Settings, baseline: dict[str, float]) -> Policy:
         baseline=baseline,
         port=local_port(settings.url),
         pid=settings.pid,
-        unit=settings.unit,
+        unit=f"container {settings.container}" if settings.container else settings.unit,
         tail=True,
     )
 
@@ -80,7 +80,7 @@ class Monitor:
         self.now = now
         self.t0 = now()
         self.epoch0 = wall()
-        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
+        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
         rules = load_rules(settings.rules)
         engine = None if settings.engine == "auto" else settings.engine
         self.judge = Judge(policy_for(settings, history.baseline(settings.target_name())), rules, engine, self.epoch0)
@@ -113,6 +113,7 @@ class Monitor:
             self.trigger.set()
         if j.rescope is not None:
             svc, j.rescope = j.rescope, None
+            self.resolve_url(initial=False)
             if not self.s.log_cmd:  # a --log-cmd stream (docker logs -f) simply goes on
                 self.gen += 1
                 for f in self.followers:
@@ -181,6 +182,7 @@ class Monitor:
             self.supervisor.state_command() if self.svc_known else None,
             self.s.pid,
             self.judge.p.port,
+            self.supervisor.pid_pattern,
         )
         follower = self.host.follow(cmd)
         self.followers.append(follower)
@@ -269,14 +271,16 @@ class Monitor:
         svc = None
         if cmd is not None:
             r = self.host.run(cmd, timeout=10.0)
-            svc = self.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))
+            svc = self.supervisor.first_state(r.rc, r.stdout.decode("utf-8", "replace"))
             self.judge.supervisor(svc, self.t(), initial=True)
             self.svc_known = svc.known
+        self.resolve_url()
         info = {
             "event": "_info",
             "t": 0.0,
             "target": self.s.target_name(),
-            "unit": self.s.unit if self.svc_known else None,
+            "unit": self.s.unit if self.svc_known and not self.s.container else None,
+            "container": self.s.container,
             "engine": self.judge.engine,
             "model": self.s.model,
             "deadline": self.s.timeout,
@@ -284,13 +288,28 @@ class Monitor:
         }
         for sink in self.sinks:
             sink.emit(info)
-        self.log = LogSource(self.s.log_cmd, self.s.unit, svc)
+        self.log = LogSource(self.s.log_cmd, self.s.unit, svc, self.supervisor)
         self.spawn("log", lambda: self._log_thread(self.gen))
         self.spawn("sampler", self._sampler_thread)
         self.spawn("http", self._http_thread)
         if self.s.host:
             self.spawn("ping", self._ping_thread)
         self.flush()
+
+    def resolve_url(self, initial: bool = True) -> None:
+        """Without --url, a container is probed where its serving port is published, which may move when
+        it restarts (a dynamically published port)."""
+        try:
+            url, own_socket = server_url(self.s.url, self.s.url_given, self.supervisor, self.s.port, self.s.engine)
+        except ConfigError as exc:
+            if initial:
+                raise
+            self.judge.warn("url", f"after the restart: {exc}", self.t())
+            return
+        if url != self.s.url:
+            self.s.url = url
+            self.ladder = Ladder(self.client, url, self.s.model, self.s.api_key)
+            self.judge.p.port = local_port(url) if own_socket else None  # a published port: the runtime's proxy holds it
 
     def run(self) -> dict[str, Any]:
         """Watch until a verdict; always returns the result event (also emitted to the sinks)."""

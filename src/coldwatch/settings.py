@@ -55,13 +55,24 @@ class Settings:
     target: str | None = None
     record: bool = True
     junit: Path | None = None
+    container: str | None = None
+    runtime: str = "auto"
+    port: int | None = None
+    url_given: bool = field(default=False, repr=False)
+    """--url came from some source (else a container's published port, or --port, chooses it)."""
 
     def target_name(self) -> str:
-        return self.target or f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
+        if self.target:
+            return self.target
+        if self.container:
+            return f"{self.host or 'localhost'}/container:{self.container}"
+        return f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
 _PATHS = {"known_hosts", "ssh_config", "identity", "junit"}
+_INTERNAL = {"url_given"}
+"""Fields no source sets by name."""
 _CHECKS = ("reasoning", "tools")
 _OUTPUTS = ("auto", "live", "plain", "json")
 # systemd's unit-name grammar (systemd.unit(5)): PREFIX[@[INSTANCE]][.TYPE], PREFIX and INSTANCE
@@ -114,13 +125,15 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         if name == "interval" and secs <= 0:
             raise ConfigError(f"{where}: must be more than 0, got {value if isinstance(value, str) else format(value, 'g')}")
         return secs
-    if name in ("pid", "max_restarts"):
+    if name in ("pid", "max_restarts", "port"):
         try:
             n = int(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
         if name == "pid" and n <= 0:
             raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
+        if name == "port" and not 0 < n < 65536:
+            raise ConfigError(f"{where}: expected a TCP port (1-65535), got {value!r}")
         if n < 0:
             raise ConfigError(f"{where}: expected 0 or more, got {value!r}")
         return n
@@ -151,6 +164,13 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             check_unit(value)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {str(exc).removeprefix('unit: ')}") from None
+    if name == "container":
+        try:
+            check_container(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {str(exc).removeprefix('container: ')}") from None
+    if name == "runtime" and value not in ("auto", "docker", "podman"):
+        raise ConfigError(f"{where}: expected auto, docker or podman, got {value!r}")
     if name == "api_key":
         from coldwatch.http import check_api_key
 
@@ -200,7 +220,7 @@ def _apply(values: dict[str, Any], table: dict[str, Any], source: str, known: se
 def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | None = None) -> Settings:
     """Merge the sources, later ones winning: defaults < the file's top level < its
     ``[profiles.NAME]`` < ``COLDWATCH_*`` < flags. Every bad value is named with its source."""
-    known = {f.name for f in fields(Settings)}
+    known = {f.name for f in fields(Settings)} - _INTERNAL
     values: dict[str, Any] = {}
     config = config or (Path(os.environ["COLDWATCH_CONFIG"]) if os.environ.get("COLDWATCH_CONFIG") else None)
     profile = profile or os.environ.get("COLDWATCH_PROFILE")
@@ -220,6 +240,7 @@ def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | No
     for name, value in flags.items():
         if value is not None and value != [] and name in known:
             values[name] = _coerce(name, value, "--" + name.replace("_", "-"))
+    values["url_given"] = "url" in values
     return Settings(**values)
 
 
