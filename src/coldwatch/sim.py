@@ -34,6 +34,8 @@ class Sim:
     def __init__(self, d: Path, port: int, scenario: str, speed: float, fail_checks: bool, out: TextIO, gpus: int) -> None:
         self.dir = d
         self.port = port
+        self.bind_addr = "127.0.0.1"
+        self.fatal_exit: int | None = None
         self.scenario = scenario
         self.speed = speed * (1.6 if scenario == "slow" else 1.0)
         self.fail_checks = fail_checks
@@ -168,7 +170,7 @@ class Sim:
                 else:
                     self.send(404, {"detail": "Not Found"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server = ThreadingHTTPServer((self.bind_addr, self.port), Handler)
         (self.dir / "bound.ts").write_text(f"{time.time():.6f}")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -194,6 +196,8 @@ class Sim:
 
     # ---- the start-up ------------------------------------------------------------------
     def die(self, code: int, result: str = "exit-code") -> None:
+        if self.fatal_exit is not None:
+            code, result = self.fatal_exit, "exit-code" if self.fatal_exit else "success"
         self.unit("failed", "failed", result, code)
         self.stop.set()
         self.out.flush()
@@ -425,7 +429,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", type=Path, help="a directory of *.safetensors the silent_load scenario reads")
     ap.add_argument("--no-invocation", action="store_true", help="report no InvocationID (journald without systemd)")
     ap.add_argument("--linger", type=float, default=600.0, help="seconds to keep serving after ready")
+    ap.add_argument("--bind", default="127.0.0.1", help="address the HTTP server binds (0.0.0.0 in a container)")
+    ap.add_argument("--scenario-file", type=Path, help="read the scenario from this file at start (a restarted container may run another)")
+    ap.add_argument("--fatal-exit", type=int, help="exit status of a failed start (default: the scenario's)")
     a = ap.parse_args(argv)
+    if a.scenario_file is not None:
+        a.scenario = a.scenario_file.read_text().strip()
+        if a.scenario not in SCENARIOS:
+            ap.error(f"{a.scenario_file}: unknown scenario {a.scenario!r}")
     a.dir.mkdir(parents=True, exist_ok=True)
     (a.dir / "sim.pid").write_text(str(os.getpid()))
     out: TextIO = sys.stdout if a.stdout else open(a.dir / "server.log", "a", encoding="utf-8")  # noqa: SIM115
@@ -433,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         os.chmod(a.dir / "server.log", 0o644)
     sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus)
     sim.with_invocation = not a.no_invocation
+    sim.bind_addr = a.bind
+    sim.fatal_exit = a.fatal_exit
     sim.model_path = a.model_path
 
     def on_term(*_: Any) -> None:
