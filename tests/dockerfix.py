@@ -18,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -50,12 +51,12 @@ def why_not() -> str | None:
     return None
 
 
-def docker(*args: str, timeout: float = 60, check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    exe = docker_bin()
+def docker(*args: str, timeout: float = 60, check: bool = True, runtime: str = "docker") -> subprocess.CompletedProcess[str]:
+    exe = docker_bin() if runtime == "docker" else shutil.which(runtime)
     assert exe is not None
-    r = subprocess.run([exe, *args], input=stdin.decode("latin-1") if stdin else None, capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
-        raise RuntimeError(f"docker {' '.join(args[:3])}: {(r.stderr or r.stdout).strip()[-400:]}")
+        raise RuntimeError(f"{runtime} {' '.join(args[:3])}: {(r.stderr or r.stdout).strip()[-400:]}")
     return r
 
 
@@ -186,6 +187,24 @@ def build_image() -> str:
     return tag
 
 
+PODMAN_LIMITS = ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024")
+"""Podman raises RLIMIT_NOFILE and RLIMIT_NPROC in a new container by default, which needs
+CAP_SYS_RESOURCE; a sandbox without it (this one) refuses with "error setting rlimit type 7:
+operation not permitted". Docker leaves them as they are."""
+
+
+def podman_image(tag: str) -> str:
+    """The same image in Podman's store (``docker save | podman load``); DaemonError when podman cannot run it."""
+    if docker("image", "inspect", tag, check=False, runtime="podman").returncode != 0:
+        with tempfile.NamedTemporaryFile(suffix=".tar") as tar:
+            docker("save", "-o", tar.name, tag, timeout=300)
+            docker("load", "-i", tar.name, timeout=300, runtime="podman")
+    r = docker("run", "--rm", *PODMAN_LIMITS, tag, "python3", "-c", "print('ok')", check=False, runtime="podman")
+    if r.stdout.strip() != "ok":
+        raise DaemonError(f"podman cannot run a container here: {(r.stderr or r.stdout).strip()[-300:]}")
+    return "localhost/" + tag
+
+
 @dataclass
 class SimContainer:
     """The simulator as a container's main process; its feeds (gpu.csv, ready.ts) in ``dir`` on the host."""
@@ -194,9 +213,10 @@ class SimContainer:
     dir: Path
     port: int
     host_port: int | None
+    runtime: str = "docker"
 
     def logs(self) -> str:
-        return docker("logs", self.name, check=False).stdout
+        return docker("logs", self.name, check=False, runtime=self.runtime).stdout
 
 
 def run_sim(
@@ -209,6 +229,7 @@ def run_sim(
     network: str = "bridge",
     name: str | None = None,
     port: int = 30000,
+    runtime: str = "docker",
 ) -> SimContainer:
     """``docker run -d`` the simulator; with bridge networking its port is published on a free host port."""
     name = name or f"cwsim-{uuid.uuid4().hex[:8]}"
@@ -220,15 +241,17 @@ def run_sim(
         args += ["-p", f"127.0.0.1::{port}"]
     if restart:
         args += ["--restart", restart]
+    if runtime == "podman":
+        args += PODMAN_LIMITS
     cmd = ["python3", "-u", "-m", "coldwatch.sim", "--dir", "/sim", "--port", str(port), "--bind", "0.0.0.0", "--stdout"]
     cmd += ["--scenario-file", "/sim/scenario", "--speed", str(speed), "--linger", "600", *extra]
-    docker(*args, image, *cmd)
+    docker(*args, image, *cmd, runtime=runtime)
     host_port = None
     if network == "bridge":
-        out = docker("port", name, f"{port}/tcp").stdout.strip().splitlines()
+        out = docker("port", name, f"{port}/tcp", runtime=runtime).stdout.strip().splitlines()
         host_port = int(out[0].rsplit(":", 1)[1]) if out else None
-    return SimContainer(name, d, port, host_port)
+    return SimContainer(name, d, port, host_port, runtime)
 
 
-def remove(name: str) -> None:
-    docker("rm", "-f", name, check=False)
+def remove(name: str, runtime: str = "docker") -> None:
+    docker("rm", "-f", name, check=False, runtime=runtime)

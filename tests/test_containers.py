@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -187,6 +188,28 @@ def test_replay_of_docker_logs_timestamps(image: str, containers: list[str], tmp
     assert res["outcome"] == "ready"
     ready_at = res["phases"][-1]["start"]
     assert abs(ready_at - span) <= 1.0, (ready_at, span)
+
+
+def test_podman_ready_found_by_auto(image: str, tmp_path: Path) -> None:
+    """Debian's podman, rootful: a container only Podman knows is found by --runtime auto (docker, also
+    installed, says no such container) and watched to ready; its stamps are the clock of a replay."""
+    if shutil.which("podman") is None:
+        pytest.skip("podman is not installed (apt-get install podman)")
+    try:
+        tag = dockerfix.podman_image(image)
+    except dockerfix.DaemonError as exc:
+        pytest.skip(str(exc))
+    c = dockerfix.run_sim(tag, tmp_path / "s", "ready", 0.15, "--gpus", "2", runtime="podman")
+    try:
+        code, evs, err = wait(c)
+        assert code == 0, err
+        assert evs[-1]["outcome"] == "ready" and evs[-1]["restarts"] == 0
+        saved = tmp_path / "podman.log"
+        saved.write_text(dockerfix.docker("logs", "--timestamps", c.name, runtime="podman").stdout)
+        r = coldwatch("replay", str(saved), "--output", "json")
+        assert r.returncode == 0 and json_lines(r.stdout)[-1]["phases"][-1]["phase"] == "ready"
+    finally:
+        dockerfix.remove(c.name, runtime="podman")
 
 
 def test_missing_container_is_a_usage_error(image: str) -> None:
