@@ -120,11 +120,11 @@ def test_readme_names_every_environment_variable() -> None:
     """The README's variable table: every setting's COLDWATCH_* variable, and no variable the code does not read."""
     from dataclasses import fields
 
-    from coldwatch.settings import Settings, env_name
+    from coldwatch.settings import _INTERNAL, Settings, env_name
 
     text = (ROOT / "README.md").read_text()
     named = set(re.findall(r"`(COLDWATCH_[A-Z_]+)`", text))
-    settings = {env_name(f.name) for f in fields(Settings) if f.name not in ("host", "node_overrides")}
+    settings = {env_name(f.name) for f in fields(Settings) if f.name != "host" and f.name not in _INTERNAL}
     assert settings <= named, settings - named
     others = {"COLDWATCH_CONFIG", "COLDWATCH_PROFILE", "COLDWATCH_HOME", "COLDWATCH_ENGINES"}
     assert named <= settings | others, named - settings - others

@@ -204,6 +204,25 @@ JunitOpt = Annotated[
         "--junit", metavar="FILE", help="Also write JUnit XML here (one test case per target), for CI test reports.", show_default=False
     ),
 ]
+ContainerOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--container", metavar="NAME", help="The server is this Docker or Podman container (instead of a systemd unit).", show_default=False
+    ),
+]
+RuntimeOpt = Annotated[
+    Optional[str],
+    typer.Option("--runtime", metavar="RUNTIME", help="auto | docker | podman: the container runtime [default: auto].", show_default=False),
+]
+PortOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--port",
+        metavar="PORT",
+        help="The server's port when --url is not given (a container's: probed where it is published) [default: 30000 SGLang, 8000 vLLM].",
+        show_default=False,
+    ),
+]
 TargetOpt = Annotated[
     Optional[str],
     typer.Option("--target", metavar="NAME", help="Name of this target in the history [default: HOST/UNIT].", show_default=False),
@@ -304,6 +323,9 @@ def wait(
     target: TargetOpt = None,
     reconnect_for: ReconnectOpt = None,
     junit: JunitOpt = None,
+    container: ContainerOpt = None,
+    runtime: RuntimeOpt = None,
+    port: PortOpt = None,
 ) -> None:
     """Watch a cold start until ready, failed, stalled or the deadline; exit with its code.
 
@@ -338,6 +360,9 @@ def wait(
         target=target,
         reconnect_for=reconnect_for,
         junit=junit,
+        container=container,
+        runtime=runtime,
+        port=port,
     )
     targets = _targets(hosts, targets_file)
     if len(targets) <= 1:
@@ -373,6 +398,9 @@ def status(
     accept_new_host_key: AcceptOpt = False,
     insecure: InsecureOpt = False,
     engine: EngineOpt = None,
+    container: ContainerOpt = None,
+    runtime: RuntimeOpt = None,
+    port: PortOpt = None,
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
     _api_key_hint(api_key)
@@ -391,6 +419,9 @@ def status(
         accept_new_host_key=accept_new_host_key,
         insecure=insecure,
         engine=engine,
+        container=container,
+        runtime=runtime,
+        port=port,
     )
     s = resolve(flags, config, profile, target=host)
     _RUN["settings"] = s
@@ -567,7 +598,7 @@ def _title(args: list[str], command: str) -> str:
 _VALUED = {
     "--unit", "--log-cmd", "--gpu-cmd", "--url", "--model", "--api-key", "--timeout", "--interval", "--stall-after",
     "--pid", "--check", "--config", "--profile", "--output", "-o", "--max-restarts", "--engine", "--rules", "--target",
-    "--reconnect-for", "--junit", "--scenario", "--speed",
+    "--reconnect-for", "--junit", "--scenario", "--speed", "--container", "--runtime", "--port",
 }  # fmt: skip
 
 

@@ -154,12 +154,12 @@ def run_status(settings: Settings) -> ExitCode:
     from coldwatch.hosts import open_host
     from coldwatch.http import Ladder, make_client
     from coldwatch.judge import Judge
-    from coldwatch.monitor import NVIDIA_SMI, policy_for
+    from coldwatch.monitor import NVIDIA_SMI, local_port, policy_for
     from coldwatch.probes.log import LogSource
     from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample
-    from coldwatch.supervisors import supervisor_for
+    from coldwatch.supervisors import server_url, supervisor_for
 
-    sup = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
+    sup = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
     policy = policy_for(settings, {})
     policy.stall_after = policy.timeout = 0.0
     policy.tail = False
@@ -170,9 +170,12 @@ def run_status(settings: Settings) -> ExitCode:
         cmd = sup.state_command()
         if cmd is not None:
             r = host.run(cmd, timeout=10)
-            svc = sup.parse(r.rc, r.stdout.decode("utf-8", "replace"))
+            svc = sup.first_state(r.rc, r.stdout.decode("utf-8", "replace"))
             j.supervisor(svc, 0.0, initial=True)
-        source = LogSource(settings.log_cmd, settings.unit, svc)
+        url, own_socket = server_url(settings.url, settings.url_given, sup, settings.port, settings.engine)
+        settings.url = url
+        policy.port = local_port(url) if own_socket else None
+        source = LogSource(settings.log_cmd, settings.unit, svc, sup)
         out = host.run(source.command(follow=False), timeout=15).stdout
         norm = Normaliser()
         for rec in source.records([out]):

@@ -14,7 +14,7 @@ from typing import Any
 
 from coldwatch import history
 from coldwatch.checks import run_check
-from coldwatch.errors import Terminated, UnreachableError
+from coldwatch.errors import ConfigError, Terminated, UnreachableError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.group import GroupJudge, NodeView, phase_of, ranks
 from coldwatch.hosts.base import Host, RunResult, q
@@ -27,7 +27,7 @@ from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample,
 from coldwatch.probes.sampler import parse_record, sampler_command
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
-from coldwatch.supervisors import Supervisor, supervisor_for
+from coldwatch.supervisors import Supervisor, server_url, supervisor_for
 
 NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
 PING_EVERY = 5.0
@@ -61,7 +61,7 @@ def policy_for(settings: Settings, baseline: dict[str, float], records: list[dic
         baseline=baseline,
         port=local_port(settings.url),
         pid=settings.pid,
-        unit=settings.unit,
+        unit=f"container {settings.container}" if settings.container else settings.unit,
         tail=True,
         history=records or [],
         target=settings.target_name(),
@@ -80,7 +80,7 @@ class Node:
         self.judge = judge
         self.head = head
         self.blind = blind
-        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid)
+        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
         self.gen = 0  # bumps on a restart: stale log lines are dropped
         self.log_seq = 0
         self.sampler_seq = 0
@@ -88,7 +88,7 @@ class Node:
         self.streaming = True  # the streaming sampler runs (else the per-sample threads)
         self.followers: list[Any] = []
         self.reconnects = 0
-        self.log = LogSource(settings.log_cmd, settings.unit, None)
+        self.log = LogSource(settings.log_cmd, settings.unit, None, self.supervisor)
 
 
 class Monitor:
@@ -167,6 +167,8 @@ class Monitor:
                     self.trigger.set()
             if j.rescope is not None:
                 svc, j.rescope = j.rescope, None
+                if n.head:
+                    self.resolve_url(initial=False)
                 if not n.s.log_cmd:  # a --log-cmd stream (docker logs -f) simply goes on
                     n.gen += 1
                     for f in n.followers:
@@ -247,6 +249,7 @@ class Monitor:
             n.supervisor.state_command() if n.svc_known else None,
             n.s.pid,
             n.judge.p.port,
+            n.supervisor.pid_pattern,
         )
         follower = n.host.follow(cmd)
         n.followers.append(follower)
@@ -344,10 +347,12 @@ class Monitor:
         svc = None
         if cmd is not None:
             r = n.host.run(cmd, timeout=10.0)
-            svc = n.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))
+            svc = n.supervisor.first_state(r.rc, r.stdout.decode("utf-8", "replace"))
             n.judge.supervisor(svc, self.t(), initial=True)
             n.svc_known = svc.known
-        n.log = LogSource(n.s.log_cmd, n.s.unit, svc)
+        if n.head:
+            self.resolve_url()
+        n.log = LogSource(n.s.log_cmd, n.s.unit, svc, n.supervisor)
         self.spawn("log", lambda: self._log_thread(i, n.gen), i)
         self.spawn("sampler", lambda: self._sampler_thread(i), i)
         if n.s.host:
@@ -360,7 +365,8 @@ class Monitor:
             "event": "_info",
             "t": 0.0,
             "target": self.s.target_name(),
-            "unit": self.s.unit if self.head.svc_known else None,
+            "unit": self.s.unit if self.head.svc_known and not self.s.container else None,
+            "container": self.s.container,
             "engine": self.judge.engine,
             "model": self.s.model,
             "deadline": self.s.timeout,
@@ -371,6 +377,22 @@ class Monitor:
             sink.emit(info)
         self.spawn("http", self._http_thread)
         self.flush()
+
+    def resolve_url(self, initial: bool = True) -> None:
+        """Without --url, a container is probed where its serving port is published, which may move when
+        it restarts (a dynamically published port)."""
+        head = self.head
+        try:
+            url, own_socket = server_url(self.s.url, self.s.url_given, head.supervisor, self.s.port, self.s.engine)
+        except ConfigError as exc:
+            if initial:
+                raise
+            self.judge.warn("url", f"after the restart: {exc}", self.t())
+            return
+        if url != self.s.url:
+            self.s.url = url
+            self.ladder = Ladder(self.client, url, self.s.model, self.s.api_key)
+            self.judge.p.port = local_port(url) if own_socket else None  # a published port: the runtime's proxy holds it
 
     def tick(self) -> None:
         t = self.t()

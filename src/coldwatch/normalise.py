@@ -79,7 +79,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # outer wrappers, each removed at most once, in this order
-_GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
+# RFC 3339 first on the line: GitHub Actions logs, `docker logs --timestamps` (UTC, "Z") and
+# `podman logs --timestamps` (an offset); a stamp alone on its line is a CR-split bar's first record
+_GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)(?: |$)")
 _JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _JOURNAL_SHORT = re.compile(r"^([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
@@ -136,6 +138,10 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
         m = _GHA.match(text)
         if m:
             d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+            if m.group(2) != "Z" and d is not None:  # to UTC, so a zone change never moves the clock
+                off = m.group(2)
+                total = d * 86400 + s - (1 if off[0] == "+" else -1) * (int(off[1:3]) * 3600 + int(off[4:6]) * 60)
+                d, s = divmod(total, 86400)
             outer = _Stamp("iso", d, s)
             text = text[m.end() :]
         else:
@@ -300,6 +306,8 @@ class Normaliser:
         for piece in pieces:
             text, rank, stamp, style = unwrap(piece)
             t = self.clock.place(stamp) if stamp is not None else self.clock.now
+            if not text and style == "iso":
+                continue  # a stamp with nothing after it (before a CR-split bar): it moves the clock only
             out.append(LogLine(text.strip(), t, rank, piece, style))
         return out
 

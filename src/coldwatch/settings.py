@@ -65,6 +65,12 @@ class Settings:
     node_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """Per worker node: the options its [targets.NAME] table sets (filled by ``resolve``)."""
 
+    container: str | None = None
+    runtime: str = "auto"
+    port: int | None = None
+    url_given: bool = field(default=False, repr=False)
+    """--url came from some source (else a container's published port, or --port, chooses it)."""
+
     def for_node(self, name: str) -> Settings:
         """The settings of a worker node: these, on that host, with its [targets.NAME] table applied
         when the config file has one (resolved by the CLI into ``node_overrides``)."""
@@ -76,11 +82,17 @@ class Settings:
         return dataclasses.replace(Settings(**over), host=name, workers=[], node_overrides={})
 
     def target_name(self) -> str:
-        return self.target or f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
+        if self.target:
+            return self.target
+        if self.container:
+            return f"{self.host or 'localhost'}/container:{self.container}"
+        return f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
 _PATHS = {"known_hosts", "ssh_config", "identity", "junit", "targets_file"}
+_INTERNAL = {"url_given", "node_overrides"}
+"""Fields no source sets by name."""
 _CHECKS = ("reasoning", "tools")
 _OUTPUTS = ("auto", "live", "plain", "json")
 # systemd's unit-name grammar (systemd.unit(5)): PREFIX[@[INSTANCE]][.TYPE], PREFIX and INSTANCE
@@ -145,7 +157,7 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         if not m or (m.group(2) and int(m.group(1)) > 100):
             raise ConfigError(f"{where}: expected a count such as 3 or a share such as 90%, got {value!r}")
         return text
-    if name in ("pid", "max_restarts", "parallel"):
+    if name in ("pid", "max_restarts", "parallel", "port"):
         try:
             n = int(value)
         except (TypeError, ValueError):
@@ -154,6 +166,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
         if name == "parallel" and n <= 0:
             raise ConfigError(f"{where}: expected 1 or more, got {value!r}")
+        if name == "port" and not 0 < n < 65536:
+            raise ConfigError(f"{where}: expected a TCP port (1-65535), got {value!r}")
         if n < 0:
             raise ConfigError(f"{where}: expected 0 or more, got {value!r}")
         return n
@@ -184,6 +198,13 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             check_unit(value)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {str(exc).removeprefix('unit: ')}") from None
+    if name == "container":
+        try:
+            check_container(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {str(exc).removeprefix('container: ')}") from None
+    if name == "runtime" and value not in ("auto", "docker", "podman"):
+        raise ConfigError(f"{where}: expected auto, docker or podman, got {value!r}")
     if name == "api_key":
         from coldwatch.http import check_api_key
 
@@ -234,7 +255,7 @@ def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | No
     """Merge the sources, later ones winning: defaults < the file's top level < its
     ``[profiles.NAME]`` < its ``[targets.TARGET]`` (a HOST or worker as written) < ``COLDWATCH_*`` <
     flags. Every bad value is named with its source."""
-    known = {f.name for f in fields(Settings)} - {"node_overrides"}
+    known = {f.name for f in fields(Settings)} - _INTERNAL
     values: dict[str, Any] = {}
     config = config or (Path(os.environ["COLDWATCH_CONFIG"]) if os.environ.get("COLDWATCH_CONFIG") else None)
     profile = profile or os.environ.get("COLDWATCH_PROFILE")
@@ -273,6 +294,7 @@ def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | No
         _apply(values, targets[target], f"{config} [targets.{target}]", known)
     values.update(late)
     values["node_overrides"] = overrides
+    values["url_given"] = "url" in values
     return Settings(**values)
 
 

@@ -63,6 +63,8 @@ class Sim:
     ) -> None:
         self.dir = d
         self.port = port
+        self.bind_addr = "127.0.0.1"
+        self.fatal_exit: int | None = None
         self.scenario = scenario
         self.speed = speed * (1.6 if scenario == "slow" else 1.0)
         self.fail_checks = fail_checks
@@ -224,7 +226,7 @@ class Sim:
                 else:
                     self.send(404, {"detail": "Not Found"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server = ThreadingHTTPServer((self.bind_addr, self.port), Handler)
         (self.dir / "bound.ts").write_text(f"{time.time():.6f}")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -250,6 +252,8 @@ class Sim:
 
     # ---- the start-up ------------------------------------------------------------------
     def die(self, code: int, result: str = "exit-code") -> None:
+        if self.fatal_exit is not None:
+            code, result = self.fatal_exit, "exit-code" if self.fatal_exit else "success"
         self.unit("failed", "failed", result, code)
         self.stop.set()
         self.out.flush()
@@ -513,7 +517,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jitter", type=float, default=0.0, help="scale each phase's duration by a random factor in [1-J, 1+J]")
     ap.add_argument("--seed", type=int, help="random seed (rank order, jitter)")
     ap.add_argument("--virtual", action="store_true", help="write the log on a virtual clock at once (no HTTP, no waiting)")
+    ap.add_argument("--bind", default="127.0.0.1", help="address the HTTP server binds (0.0.0.0 in a container)")
+    ap.add_argument("--scenario-file", type=Path, help="read the scenario from this file at start (a restarted container may run another)")
+    ap.add_argument("--fatal-exit", type=int, help="exit status of a failed start (default: the scenario's)")
     a = ap.parse_args(argv)
+    if a.scenario_file is not None:
+        a.scenario = a.scenario_file.read_text().strip()
+        if a.scenario not in SCENARIOS:
+            ap.error(f"{a.scenario_file}: unknown scenario {a.scenario!r}")
     a.dir.mkdir(parents=True, exist_ok=True)
     (a.dir / "sim.pid").write_text(str(os.getpid()))
     out: TextIO = sys.stdout if a.stdout else open(a.dir / "server.log", "a", encoding="utf-8")  # noqa: SIM115
@@ -525,6 +536,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--jitter: expected a fraction in [0, 1)")
     sim = Sim(a.dir, a.port, a.scenario, a.speed, a.fail_checks, out, a.gpus, a.jitter, a.seed, a.virtual)
     sim.with_invocation = not a.no_invocation
+    sim.bind_addr = a.bind
+    sim.fatal_exit = a.fatal_exit
     sim.model_path = a.model_path
     sim.node_rank = a.node_rank
 

@@ -1,12 +1,17 @@
-"""Supervisors: who starts the server and knows its state (systemd today; "none" for a bare
-process or a log command). Each turns its own tool's output into a ``SupervisorState`` for the
-judge and scopes the log to the current start, so another supervisor plugs in without touching
-the judge."""
+"""Supervisors: who starts the server and knows its state (a systemd unit, a Docker or Podman
+container; "none" for a bare process or a log command). Each turns its own tool's output into a
+``SupervisorState`` for the judge and scopes the log to the current start, so another supervisor
+plugs in without touching the judge."""
 
 from __future__ import annotations
 
-from typing import Protocol
+import datetime as _dt
+import json
+import re
+import signal
+from typing import Any, Protocol
 
+from coldwatch.errors import ConfigError
 from coldwatch.evidence import SupervisorState
 from coldwatch.hosts.base import q
 from coldwatch.probes.parse import ServiceState, parse_systemctl_show
@@ -17,6 +22,9 @@ SERVICE_PROPS = "ActiveState,SubState,Result,NRestarts,MainPID,ExecMainStatus,In
 class Supervisor(Protocol):
     kind: str
     name: str
+    pid_pattern: str
+    """A regular expression (multi-line) whose first group is the main PID in ``state_command``'s
+    output: the host-side sampler finds the process tree's root with it, every interval."""
 
     def state_command(self) -> str | None:
         """The command whose output ``parse`` reads; None when there is nothing to ask."""
@@ -24,11 +32,19 @@ class Supervisor(Protocol):
     def parse(self, rc: int | None, text: str) -> SupervisorState:
         """One run of ``state_command`` -> the state (``known=False`` when it says nothing)."""
 
+    def first_state(self, rc: int | None, text: str) -> SupervisorState:
+        """The state when a watch begins; raises ConfigError when the watch cannot (no such container)."""
+
+    def log_command(self, svc: SupervisorState | None, follow: bool) -> str | None:
+        """The command that prints the current start's log (``follow``: and goes on); None: the default
+        source (the unit's journal, or --log-cmd)."""
+
 
 class Systemd:
     """A systemd unit: ``systemctl show`` for the state, the unit's invocation for the log."""
 
     kind = "systemd"
+    pid_pattern = r"^MainPID=(\d+)\s*$"
 
     def __init__(self, unit: str) -> None:
         self.name = unit
@@ -41,11 +57,18 @@ class Systemd:
             return SupervisorState(False)
         return systemd_state(parse_systemctl_show(text), self.name)
 
+    def first_state(self, rc: int | None, text: str) -> SupervisorState:
+        return self.parse(rc, text)
+
+    def log_command(self, svc: SupervisorState | None, follow: bool) -> None:
+        return None  # the journal of the unit's invocation (probes.log.LogSource)
+
 
 class NoSupervisor:
     """A bare process (--pid) or a log command: the process tree says whether it lives."""
 
     kind = "none"
+    pid_pattern = ""
 
     def __init__(self, name: str = "the server") -> None:
         self.name = name
@@ -55,6 +78,12 @@ class NoSupervisor:
 
     def parse(self, rc: int | None, text: str) -> SupervisorState:
         return SupervisorState(False)
+
+    def first_state(self, rc: int | None, text: str) -> SupervisorState:
+        return SupervisorState(False)
+
+    def log_command(self, svc: SupervisorState | None, follow: bool) -> None:
+        return None
 
 
 def systemd_state(svc: ServiceState, unit: str) -> SupervisorState:
@@ -83,8 +112,221 @@ def systemd_state(svc: ServiceState, unit: str) -> SupervisorState:
     )
 
 
-def supervisor_for(unit: str, log_cmd: str | None, pid: int | None) -> Supervisor:
-    """systemd unless the watch names the process itself and its log (--pid with --log-cmd)."""
+RUNTIMES = ("auto", "docker", "podman")
+INSPECT = (
+    '{"State":{{json .State}},"RestartCount":{{json .RestartCount}},"Network":{{json .HostConfig.NetworkMode}},'
+    '"Ports":{{json .NetworkSettings.Ports}},"Image":{{json .Config.Image}}}'
+)
+"""Only what the watch needs from ``inspect`` (never the environment, which may hold secrets)."""
+_RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$")
+SERVING_PORTS = {"sglang": 30000, "vllm": 8000}
+
+
+def rfc3339(stamp: str) -> float | None:
+    """A runtime's RFC 3339 time (nanoseconds, Z or an offset) -> Unix seconds; None when it is not one
+    or is Go's zero time (a container that never finished)."""
+    m = _RFC3339.match(stamp)
+    if not m or stamp.startswith("0001-"):
+        return None
+    try:
+        base = _dt.datetime.fromisoformat(m.group(1) + ("+00:00" if m.group(3) == "Z" else m.group(3)))
+    except ValueError:
+        return None
+    return base.timestamp() + float(m.group(2) or 0)
+
+
+class Container:
+    """A Docker or Podman container: ``inspect`` for the state, ``logs --since`` for the current start."""
+
+    kind = "container"
+    pid_pattern = r'"Pid":\s*(\d+)'
+
+    def __init__(self, name: str, runtime: str = "auto") -> None:
+        self.name = name
+        self.runtime = runtime
+        """docker | podman; "auto" until the first ``inspect`` says which runtime knows the container."""
+        self.network = ""
+        self.ports: dict[str, Any] = {}
+        self.image = ""
+        self.error = ""
+
+    def _inspect(self, runtime: str) -> str:
+        return f"{runtime} inspect --type container --format {q(INSPECT)} -- {q(self.name)}"
+
+    def state_command(self) -> str:
+        if self.runtime != "auto":
+            return f"{self._inspect(self.runtime)} 2>&1"
+        # the first runtime on the host that knows the container; its name on the first line
+        return (
+            "e=; for r in docker podman; do command -v $r >/dev/null 2>&1 || continue; "
+            f'o=$({self._inspect("$r")} 2>&1) && {{ echo "runtime=$r"; printf "%s\\n" "$o"; exit 0; }}; '
+            '[ -n "$e" ] || e="$r: $o"; done; [ -n "$e" ] && { printf "%s\\n" "$e"; exit 1; }; echo runtime=none; exit 127'
+        )
+
+    def parse(self, rc: int | None, text: str) -> SupervisorState:
+        data: dict[str, Any] | None = None
+        for line in text.splitlines()[:50]:
+            if line.startswith("runtime=") and self.runtime == "auto" and line[8:].strip() in ("docker", "podman"):
+                self.runtime = line[8:].strip()
+            elif line.startswith('{"State"') and rc == 0:
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, dict) and isinstance(value.get("State"), dict):
+                    data = value
+        if data is None:
+            self.error = " ".join(text.split())[:300] if rc is not None else "timed out"
+            if rc is not None and rc != 0 and "no such" in text.lower():
+                return SupervisorState(
+                    True,
+                    dead=True,
+                    not_found=True,
+                    death_kind="killed",
+                    death_reason=f"container {self.name} was removed",
+                )
+            return SupervisorState(False)
+        self.error = ""
+        return self._state(data)
+
+    def _state(self, data: dict[str, Any]) -> SupervisorState:
+        st: dict[str, Any] = data["State"]
+        self.network = str(data.get("Network") or "")
+        ports = data.get("Ports")
+        self.ports = ports if isinstance(ports, dict) else {}
+        self.image = str(data.get("Image") or "")
+        status = str(st.get("Status") or "").lower()
+        restarting = st.get("Restarting") is True or status == "restarting"
+        dead = status in ("exited", "dead", "stopped") and not restarting
+        code = _int(st.get("ExitCode")) or 0
+        oom = st.get("OOMKilled") is True
+        started = str(st.get("StartedAt") or "")
+        finished = str(st.get("FinishedAt") or "")
+        if oom:
+            kind, why = "killed", f"the kernel's OOM killer ended it (OOMKilled, exit code {code})"
+        elif 128 < code <= 128 + 64:
+            try:
+                sig = signal.Signals(code - 128).name
+            except ValueError:
+                sig = f"signal {code - 128}"
+            kind, why = "killed", f"it was killed by {sig} (exit code {code})"
+        else:
+            kind, why = "exited", f"it exited with code {code}"
+        err = str(st.get("Error") or "")
+        pid = _int(st.get("Pid"))
+        return SupervisorState(
+            known=True,
+            running=st.get("Running") is True and not restarting,
+            dead=dead,
+            waiting=restarting,
+            restarts=_int(data.get("RestartCount")),
+            start_id=started,
+            since=self._scope(started, finished),
+            main_pid=pid if pid else None,
+            death_kind=kind if dead or restarting else None,
+            death_reason=f"container {self.name} stopped: {why}" + (f" ({err[:200]})" if err else ""),
+        )
+
+    @staticmethod
+    def _scope(started: str, finished: str) -> str:
+        """Where the current start's log begins: after the previous run finished (the runtime keeps its
+        FinishedAt while the container runs again), so an earlier run's lines never count; the whole log
+        when it never finished; its StartedAt once it has stopped."""
+        t0, t1 = rfc3339(started), rfc3339(finished)
+        if t0 is None or t1 is None:
+            return ""
+        return finished if t1 < t0 else started
+
+    def first_state(self, rc: int | None, text: str) -> SupervisorState:
+        st = self.parse(rc, text)
+        where = f"{self.runtime} " if self.runtime != "auto" else ""
+        if rc == 127:
+            what = "neither docker nor podman is" if self.runtime == "auto" else f"{self.runtime} is not"
+            raise ConfigError(f"container {self.name}: {what} installed on the host")
+        if st.not_found:
+            raise ConfigError(f"container {self.name}: no such container ({where}inspect: {self.error})")
+        if not st.known:
+            raise ConfigError(f"container {self.name}: {where}inspect failed: {self.error or 'no answer'}")
+        return st
+
+    def log_command(self, svc: SupervisorState | None, follow: bool) -> str:
+        runtime = self.runtime if self.runtime != "auto" else "docker"
+        since = svc.since if svc is not None and _RFC3339.match(svc.since) else ""
+        opts = "-f --timestamps" if follow else "--timestamps --tail 5000"
+        if since:
+            opts += f" --since {q(since)}"
+        return f"{runtime} logs {opts} -- {q(self.name)} 2>&1"
+
+    def address(self, port: int) -> tuple[str, int] | None:
+        """Where the host reaches the container's ``port``: the port itself with host networking, else
+        the host port it is published on; None when it is not published."""
+        if self.network == "host":
+            return "127.0.0.1", port
+        binds = self.ports.get(f"{port}/tcp")
+        if not isinstance(binds, list):
+            return None
+        for b in binds:
+            if not isinstance(b, dict):
+                continue
+            host_port = _int(b.get("HostPort"))
+            if not host_port:
+                continue
+            ip = str(b.get("HostIp") or "")
+            if ip in ("", "0.0.0.0"):
+                ip = "127.0.0.1"
+            elif ip == "::":
+                ip = "::1"
+            return ip, host_port
+        return None
+
+    def serving_port(self, engine: str) -> int:
+        """The container's serving port when none is named: the engine's default (30000 SGLang, 8000
+        vLLM); with the engine unknown, whichever of the two it publishes, else by its image's name."""
+        if engine in SERVING_PORTS:
+            return SERVING_PORTS[engine]
+        for port in (30000, 8000):
+            if self.ports.get(f"{port}/tcp"):
+                return port
+        return 8000 if "vllm" in self.image.lower() else 30000
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
+def supervisor_for(unit: str, log_cmd: str | None, pid: int | None, container: str | None = None, runtime: str = "auto") -> Supervisor:
+    """A container when one is named; systemd unless the watch names the process itself and its log
+    (--pid with --log-cmd)."""
+    if container is not None:
+        return Container(container, runtime)
     if log_cmd is not None and pid is not None:
         return NoSupervisor(f"pid {pid}")
     return Systemd(unit)
+
+
+def server_url(url: str, url_given: bool, sup: Supervisor, port: int | None, engine: str) -> tuple[str, bool]:
+    """The URL to probe and whether the host sees the server's own socket (the port-holder rule applies).
+
+    Without --url: for a container, the host address its serving port is published on (the port itself
+    with host networking); else this host's ``--port``."""
+    if url_given or not (isinstance(sup, Container) or port is not None):
+        return url, True
+    if not isinstance(sup, Container):
+        return f"http://127.0.0.1:{port}", True
+    want = port or sup.serving_port(engine)
+    addr = sup.address(want)
+    if addr is None:
+        published = ", ".join(sorted(k for k, v in sup.ports.items() if v)) or "none"
+        raise ConfigError(
+            f"container {sup.name}: port {want} is not published to the host (published: {published}); "
+            "name the serving port with --port, or the URL with --url"
+        )
+    ip, host_port = addr
+    host = f"[{ip}]" if ":" in ip else ip
+    return f"http://{host}:{host_port}", sup.network == "host"

@@ -3,19 +3,23 @@
 The default is the unit's journal as JSON (``journalctl -o json -a``): every entry carries its
 ``__CURSOR``, so after an SSH drop the follower resumes with ``--after-cursor`` and no line is
 lost or repeated. MESSAGE arrives as a string, as a list of byte values (any CR or ESC, e.g.
-tqdm bars) or null. A ``--log-cmd`` stream is re-run after a reconnect and the records already
-seen are skipped (right for commands that replay from the start, such as ``tail -n +1 -F`` or
-``docker logs -f``).
+tqdm bars) or null. A ``--log-cmd`` stream, or a supervisor's own log command (a container's
+``logs -f --since``), is re-run after a reconnect and the records already seen are skipped (right
+for commands that replay from the start, such as ``tail -n +1 -F`` or ``docker logs -f``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from coldwatch.evidence import SupervisorState
 from coldwatch.hosts.base import q
 from coldwatch.normalise import MAX_RECORD, split_records
+
+if TYPE_CHECKING:
+    from coldwatch.supervisors import Supervisor
 
 
 def _since(stamp: str) -> str:
@@ -48,22 +52,32 @@ def journal_message(entry: bytes) -> bytes | None:
 class LogSource:
     """A resumable log follower description. Not thread-safe: one follower at a time."""
 
-    def __init__(self, log_cmd: str | None, unit: str, svc: SupervisorState | None) -> None:
+    def __init__(self, log_cmd: str | None, unit: str, svc: SupervisorState | None, supervisor: Supervisor | None = None) -> None:
         self.log_cmd = log_cmd
         self.unit = unit
         self.svc = svc
+        self.supervisor = supervisor
         self.cursor: str | None = None
         self.seen = 0
         self._skip = 0
 
+    def _own(self, follow: bool) -> str | None:
+        """The supervisor's own log command (a container's), unless --log-cmd names one."""
+        if self.log_cmd is not None or self.supervisor is None:
+            return None
+        return self.supervisor.log_command(self.svc, follow)
+
     @property
     def journal(self) -> bool:
-        return self.log_cmd is None
+        return self.log_cmd is None and self._own(True) is None
 
     def command(self, follow: bool = True) -> str:
         """The command that follows the log of the current start (``follow=False``: what is there now)."""
         if self.log_cmd is not None:
             return self.log_cmd if follow else f"timeout 5 {self.log_cmd}"
+        own = self._own(follow)
+        if own is not None:
+            return own
         svc = self.svc
         fmt = "-f -a -o json --no-pager" if follow else "-a -o json --no-pager"
         if svc is not None and svc.start_id:
@@ -88,6 +102,7 @@ class LogSource:
         """A new start of the unit: follow its invocation from the beginning."""
         self.svc = svc
         self.cursor = None
+        self.seen = self._skip = 0
 
     def records(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """Log records (split on LF and CR) from the follower's raw output."""

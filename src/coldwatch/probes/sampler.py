@@ -23,6 +23,8 @@ from coldwatch.probes.parse import PROC_FUNCS
 LOOP = r"""
 cfg = json.loads(sys.argv[2])
 interval = float(cfg["interval"]); gpu_cmd = cfg.get("gpu"); svc_cmd = cfg.get("svc"); pid0 = cfg.get("pid"); port = int(cfg.get("port") or 0)
+import re
+pid_re = re.compile(cfg.get("pid_re") or "^MainPID=(\\d+)", re.M)
 def run(cmd):
     try:
         r = subprocess.run(cmd, shell=True, capture_output=True, timeout=max(5.0, 2 * interval))
@@ -54,9 +56,8 @@ while True:
         rc, out, err = run(svc_cmd)
         rec["svc"] = [rc, out]
         if not pid0:
-            for line in out.splitlines():
-                if line.startswith("MainPID="):
-                    v = line[8:].strip(); pid = int(v) if v.isdigit() and v != "0" else None
+            m = pid_re.search(out) if rc == 0 else None
+            pid = int(m.group(1)) if m and m.group(1).isdigit() and int(m.group(1)) > 0 else None
     if pid:
         try:
             p = proc_sample(pid, False, port)
@@ -88,10 +89,15 @@ while True:
 """
 
 
-def sampler_command(interval: float, gpu_cmd: str | None, gpu_given: bool, svc_cmd: str | None, pid: int | None, port: int | None) -> str:
-    """The host command: python3 running the compressed sampler with its settings as one JSON argument."""
+def sampler_command(
+    interval: float, gpu_cmd: str | None, gpu_given: bool, svc_cmd: str | None, pid: int | None, port: int | None, pid_re: str = ""
+) -> str:
+    """The host command: python3 running the compressed sampler with its settings as one JSON argument.
+    ``pid_re`` finds the main PID in ``svc_cmd``'s output (the supervisor's ``pid_pattern``)."""
     code = base64.b64encode(zlib.compress((PROC_FUNCS + LOAD_FUNCS + LOOP).encode(), 9)).decode()
-    cfg = json.dumps({"interval": interval, "gpu": gpu_cmd, "gpu_given": gpu_given, "svc": svc_cmd, "pid": pid, "port": port or 0})
+    cfg = json.dumps(
+        {"interval": interval, "gpu": gpu_cmd, "gpu_given": gpu_given, "svc": svc_cmd, "pid": pid, "port": port or 0, "pid_re": pid_re}
+    )
     unpack = "import base64, sys, zlib; exec(zlib.decompress(base64.b64decode(sys.argv[1])))"
     return f"exec python3 -u -c {q(unpack)} {code} {q(cfg)}"
 
