@@ -16,6 +16,26 @@ MAX_RECORD = 64 * 1024
 """Longest record kept, in bytes; longer records are cut (the tail is dropped, marked)."""
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+# journald prints the month in the host's locale (LC_TIME): the common non-English abbreviations
+for _i, _names in enumerate(
+    (
+        ("янв", "jan.", "janv.", "Jän", "ene", "gen"),
+        ("фев", "feb.", "févr.", "fév", "Feb"),
+        ("мар", "mars", "Mär", "mrt", "März"),
+        ("апр", "avr.", "abr", "apr."),
+        ("май", "mai", "Mai", "mei", "mag"),
+        ("июн", "juin", "jun."),
+        ("июл", "juil.", "jul."),
+        ("авг", "août", "ago", "aug."),
+        ("сен", "sept.", "set", "sep."),
+        ("окт", "oct.", "Okt", "okt."),
+        ("ноя", "nov.", "Nov."),
+        ("дек", "déc.", "Dez", "dic", "dec."),
+    ),
+    1,
+):
+    for _n in _names:
+        _MONTHS.setdefault(_n, _i)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +95,17 @@ def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iter
 
 # --- unwrapping ------------------------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m|#033\[[0-9;]{0,12}m")
+"""ANSI colour codes: raw, with the ESC lost (`[1;36m`), or as CloudWatch's export writes ESC (`#033[1;36m`)."""
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # outer wrappers, each removed at most once, in this order
 _GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
 _JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_JOURNAL_SHORT = re.compile(r"^([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+"""journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '."""
+_CSV = re.compile(r"^\d{10,13},")
+"""CloudWatch Logs exported as CSV (SageMaker): '<epoch ms>,<message>', quoted when the message holds a comma."""
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
 _RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
@@ -92,7 +116,18 @@ _SGLANG = re.compile(
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w./-]+:\d+: )?"
 )
 _VLLM = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? (?:\[[^\]]*\] |[\w./-]+:\d+\] )")
-_PYLOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} - \w+ - ")
+_PYLOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} - [\w.]+ - (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - )?")
+_GPU_ID = re.compile(r"^\[gpu_id=(\d+)\] ")
+"""SGLang before v0.3: a rank tag and no timestamp ('[gpu_id=0] Load weight end.')."""
+_EMBEDDED = re.compile(
+    r"\((?:[A-Za-z_][\w-]*)(?: rank=\d+)? pid=\d+(?:, ip=[^)]*)?\) "
+    r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*\] "
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]]*\] |[\w./-]+:\d+\] )"
+    r"|\[rank\d+\]:"
+)
+"""An engine's own prefix behind a wrapper no rule knows (a host program re-logging each line, a pod
+name, a second timestamp): found anywhere near the start of the line, everything before it is dropped."""
+_EMBED_SPAN = 200
 _GLUED = re.compile(r"(?<=\S)(?=\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - )")
 _WORKER_RANK = re.compile(r"(?:_|^)(?:TP|rank)(\d+)", re.IGNORECASE)
 
@@ -123,8 +158,10 @@ class _Stamp:
     sod: int
 
 
-def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
+def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
+
+    An engine prefix behind an unknown wrapper is found by a second pass (``depth`` 1).
 
     Each regex runs only when the first characters allow it to match (this is the hot path).
     """
@@ -144,11 +181,18 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
                 d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
                 outer = _Stamp("journal", d, s)
                 text = text[m.end() :]
-    elif c0.isupper() and text[3:4] == " " and text[6:7] == " ":
+    elif c0.isalpha() and " " in text[3:7]:
         m = _JOURNAL_SHORT.match(text)
-        if m and m.group(1) in _MONTHS:
-            outer = _Stamp("journal", _md(_MONTHS[m.group(1)], int(m.group(2))), _secs(None, m.group(3))[1])
+        if m:
+            month = _MONTHS.get(m.group(1))
+            outer = _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
             text = text[m.end() :]
+    elif c0.isdigit() and "," in text[10:14]:
+        m = _CSV.match(text)
+        if m:
+            text = text[m.end() :]
+            if len(text) > 1 and text[0] == '"' and text[-1] == '"':
+                text = text[1:-1].replace('""', '"')
     if " | " in text[:64]:
         m = _COMPOSE.match(text)
         if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
@@ -182,6 +226,11 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
             if m.group(3):
                 rank = m.group(3).strip()
             text = text[m.end() :]
+        elif text.startswith("[gpu_id="):
+            m = _GPU_ID.match(text)
+            if m:
+                rank = "gpu" + m.group(1)
+                text = text[m.end() :]
     elif c0 in "DIWEC" and text[:1].isupper():
         m = _VLLM.match(text)
         if m:
@@ -195,6 +244,15 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
             inner = _Stamp("pylog", d, s)
             style = "pylog"
             text = text[m.end() :]
+    if depth == 0 and (inner is None or style == "pylog"):
+        head = text[:_EMBED_SPAN]
+        if "pid=" in head or "[20" in head or "[rank" in head or "INFO " in head or "ERROR " in head or "WARNING " in head:
+            m = _EMBEDDED.search(head, 0 if inner is not None else 1)
+            if m:
+                text, rank2, inner2, style2 = unwrap(text[m.start() :], 1)
+                rank = rank2 or rank
+                if inner is None:
+                    inner, style = inner2, style2
     stamp = outer or inner
     return text, rank, stamp, style or (outer.style if outer else "")
 

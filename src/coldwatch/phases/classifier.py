@@ -37,7 +37,9 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
     return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
 
 
-_FRAME = re.compile(r'^File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+_FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+"""A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
+_TB_HEAD = "Traceback (most recent call last)"
 _BARE_EXC = re.compile(r"^[\w.]+$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
@@ -73,6 +75,8 @@ class Failure:
     definitive: bool
     root: str | None = None
     phase: str | None = None
+    rule_kind: str | None = None
+    """The kind its rule gave, before refinement (refinement starts from it each time)."""
 
     @property
     def cause(self) -> str:
@@ -108,6 +112,12 @@ class State:
     lines: int = 0
     last_t: float | None = None
     last_line: str = ""
+    tb_prefix: str = ""
+    """What preceded the last traceback header on its line (a wrapper's prefix: stripped from its exception line)."""
+    cut: bool = False
+    """The text shows it is an excerpt where a cause may be missing: frames without their header, a traceback cut at the end."""
+    cause: tuple[str, str] | None = None
+    """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
     late_errors: int = 0
     """Fatal-looking lines after ready (they do not change a ready start; `status` reports them)."""
     late_error: str = ""
@@ -144,7 +154,7 @@ class Classifier:
         self.rules = rules or builtin_rules()
         self.state = State(engine=engine)
         patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
-        patterns += [r.regex.pattern for r in self.rules.start]
+        patterns += [r.regex.pattern for r in self.rules.start] + [r.regex.pattern for r in self.rules.cause]
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
         self._detect = self.rules.detect
         self._out: list[Signal] = []
@@ -255,11 +265,11 @@ class Classifier:
                 self._emit_failed(t)
             return
         if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
-            f.trigger, f.rule, f.kind = text, rule, kind
+            f.trigger, f.rule, f.kind, f.rule_kind = text, rule, kind, kind
         elif role == "fatal" and f.root is not None and _BARE_EXC.match(f.root):
             # a bare exception name ("EOFError" from a pipe whose writer died) says less than the
             # engine's own fatal line that follows it ("Rank 0 scheduler died ... (exit code: -9)")
-            f.root, f.trigger, f.rule, f.kind = text, text, rule, kind
+            f.root, f.trigger, f.rule, f.kind, f.rule_kind = text, text, rule, kind, kind
         if not f.definitive and role != "candidate":
             f.definitive = True
             self._emit_failed(t)
@@ -271,27 +281,58 @@ class Classifier:
         self._emit("failed", t, kind=f.kind, cause=f.cause, phase=self.state.last_phase())
 
     def _refine(self, f: Failure) -> None:
+        """The failure's kind comes from its cause: the root exception, then the trigger, then what
+        the frames show, then a line logged earlier that explains it; a consequence never decides it."""
+        if f.rule_kind is None:
+            f.rule_kind = f.kind
+        f.kind = f.rule_kind
+        kind = self._kind_of(f)
+        if kind is not None:
+            f.kind = kind
+        elif f.root is None and self.state.cut and f.rule in ("common.traceback", "common.cut_traceback"):
+            f.kind = "other"  # a bare traceback whose exception line the excerpt does not hold
+        elif self._consequence_only(f):
+            # a consequence ("See root cause above") with no cause in the text: when the text is a
+            # cut excerpt the cause is unknown; when it is whole, the process died without a word
+            f.kind = "other" if self.state.cut else "killed"
+        self._place(f)
+
+    def _kind_of(self, f: Failure) -> str | None:
         for text in (f.root, f.trigger):
             if not text:
                 continue
             for k in self.rules.kind:
                 if k.regex.search(text):
-                    f.kind = k.label
-                    break
-            else:
-                continue
-            break
-        else:
-            # the only error is a consequence ("See root cause above") with no cause logged: killed
-            consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
-            if f.root and any(r.regex.search(f.root) for r in consequences):
-                f.kind = "killed"
-        self._place(f)
+                    return k.label
+        if f.root:
+            for r in self.rules.failure:
+                if r.role == "fatal" and r.kind != "exception" and self._active(r.engine) and r.regex.search(f.root):
+                    return r.kind
+        kind = self._frame_kind()
+        if kind is not None:
+            return kind
+        if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
+            return self.state.cause[0]
+        return None
+
+    def _consequence_only(self, f: Failure) -> bool:
+        """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
+        consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
+        if f.root:
+            return any(r.regex.search(f.root) for r in consequences)
+        return any(r.id == f.rule for r in consequences)
+
+    def _frame_kind(self) -> str | None:
+        for rule in self.rules.frame_kind:
+            for path, func in self.state.frames:
+                if rule.regex.search(path) or rule.regex.search(func):
+                    return rule.label
+        return None
 
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase)
+        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase) or self.rules.kind_phase.get(f.kind)
         if f.phase is not None and f.phase not in st.spans:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame")
 
@@ -359,6 +400,10 @@ class Classifier:
             if self._active(sr.engine) and sr.regex.search(text):
                 self._emit("start", t, rule=sr.id, evidence=text[:200])
                 break
+        for cr in self.rules.cause:
+            if cr.regex.search(text):
+                st.cause = (cr.label, text[:500])
+                break
         rank = self._rank(line)
         for fr in self.rules.failure:
             if self._active(fr.engine) and fr.regex.search(text):
@@ -371,6 +416,8 @@ class Classifier:
             if rule.requires and rule.requires not in flags:
                 continue
             if rule.unless and rule.unless in flags:
+                continue
+            if rule.early and rule.enter and PHASES.index(st.phase) > PHASES.index(rule.enter):
                 continue
             if st.failure is not None and st.failure.definitive:
                 break  # after a failure the timeline stops; only the cause is refined
@@ -395,25 +442,33 @@ class Classifier:
 
     def _traceback(self, text: str, t: float | None) -> None:
         st = self.state
-        if text.startswith("File ") or text.startswith('File"'):
-            m = _FRAME.match(text)
+        if 'File "' in text or text.startswith("File "):
+            m = _FRAME.search(text)
             if m:
+                if not st.in_traceback:
+                    st.cut = True  # frames without their header: the paste starts mid-traceback
                 f = st.failure
                 if f is None or f.root is None:
                     st.frames.append((m.group(1), m.group(2)))
                     if f is not None and f.definitive:
                         self._place(f)
                 st.in_traceback = True
-            return
-        if "Traceback (most recent call last)" in text or text.startswith(("Current thread 0x", "Thread 0x")):
+                return
+        i = text.find(_TB_HEAD) if "Traceback" in text else -1
+        if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x")):
             if st.failure is None or st.failure.root is None:
                 st.frames.clear()
             st.in_traceback = True
+            st.tb_prefix = text[:i] if i > 0 else ""
             return
         if text.startswith(_CHAIN):
             st.in_traceback = True
             return
-        if st.in_traceback and _EXC.match(text):
+        if not st.in_traceback:
+            return
+        if st.tb_prefix and text.startswith(st.tb_prefix):
+            text = text[len(st.tb_prefix) :].lstrip()
+        if _EXC.match(text):
             st.in_traceback = False
             f = st.failure
             if f is None:
@@ -502,12 +557,22 @@ class Classifier:
         return self._out
 
     def finish(self) -> list[Signal]:
-        """End of the log: a pending traceback is the cause of a failure."""
+        """End of the log: a pending traceback is the cause of a failure; a traceback cut before its
+        exception line is a failure whose phase and kind come from its frames."""
         self._out = []
-        f = self.state.failure
-        if f is not None and not f.definitive and not self.state.ready:
+        st = self.state
+        if st.ready:
+            return self._out
+        f = st.failure
+        if st.in_traceback and (f is None or f.root is None):
+            st.cut = True
+            if f is None:
+                st.failure = f = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
+        if f is not None and not f.definitive:
             f.definitive = True
-            self._emit_failed(self.state.last_t)
+            self._emit_failed(st.last_t)
+        elif f is not None and st.cut and f.root is None:
+            self._refine(f)
         return self._out
 
 
