@@ -220,3 +220,48 @@ def test_served_completion_is_ready_without_uvicorn_lines() -> None:
         'INFO:     127.0.0.1:56000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
     )
     assert verdict(log)[0] == "ready"
+
+
+def test_newest_first_paste_is_read_oldest_first() -> None:
+    """A cloud log viewer's newest-first export (Google Cloud Logging's 'ERROR <time>Z ' prefix) is
+    turned round: the NCCL error under the scheduler's exception is the cause, the shell's Killed a consequence."""
+    oldest_first = [
+        "[2025-04-05 00:01:10 TP0] Init torch distributed begin.",
+        "[2025-04-05 00:01:12 TP0] Init torch distributed begin.",
+        "[2025-04-05 00:01:15 TP1] Init torch distributed begin.",
+        "[2025-04-05 00:01:19 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        'File "/sglang/srt/managers/scheduler.py", line 1809, in run_scheduler_process',
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error",
+        "[2025-04-05 00:01:19] Received sigquit from a child process. It usually means the child failed.",
+        "./entrypoint.sh: line 48: 28 Killed python3 -m sglang.launch_server --host 0.0.0.0",
+    ]
+    stamps = ["00:01:10", "00:01:12", "00:01:15", "00:01:19", "00:01:19", "00:01:19", "00:01:19", "00:01:20"]
+    lines = [f"ERROR 2025-04-05T{s}.2{i:02d}Z {text}" for i, (s, text) in enumerate(zip(stamps, oldest_first, strict=True))]
+    assert verdict("\n".join(reversed(lines)) + "\n") == ("failed", "dist_init", "nccl")
+
+
+def test_crash_while_creating_a_communicator_is_nccl() -> None:
+    """A faulthandler dump (no exception line) whose stack is in ncclCommInitRank: nccl, though the
+    process's own words are only 'Fatal Python error: Aborted'; a later traceback of the parent does not change it."""
+    log = (
+        "(RayWorkerWrapper pid=336, ip=10.0.0.2) INFO 03-27 22:19:00 [pynccl.py:69] vLLM is using nccl==2.25.1\n"
+        "(RayWorkerWrapper pid=336, ip=10.0.0.2) Fatal Python error: Aborted\n"
+        "(RayWorkerWrapper pid=336, ip=10.0.0.2) Stack (most recent call first):\n"
+        '(RayWorkerWrapper pid=336, ip=10.0.0.2)   File "/v/device_communicators/pynccl_wrapper.py", line 277 in ncclCommInitRank\n'
+        '(RayWorkerWrapper pid=336, ip=10.0.0.2)   File "/v/device_communicators/pynccl.py", line 99 in __init__\n'
+        "ERROR 03-27 22:19:40 [core.py:367] EngineCore hit an exception: Traceback (most recent call last):\n"
+        'ERROR 03-27 22:19:40 [core.py:367]   File "/v/v1/engine/core.py", line 355, in run_engine_core\n'
+        "ERROR 03-27 22:19:40 [core.py:367] ray.exceptions.ActorDiedError: The actor died unexpectedly\n"
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_jit_inside_capture_returns_to_capture() -> None:
+    """FlashInfer's JIT load inside capture ends with 'Finished loading JIT ops': the start is back in capture."""
+    log = (
+        "[2025-04-02 15:25:19 DP1 TP8] Capture cuda graph begin. This can take up to several minutes.\n"
+        "2025-04-02 15:25:20,704 - INFO - flashinfer.jit: Loading JIT ops: batch_mla_attention\n"
+        "2025-04-02 15:25:50,477 - INFO - flashinfer.jit: Finished loading JIT ops: batch_mla_attention\n"
+        "[2025-04-02 15:26:05 DP1 TP8] Using configuration from /sglang/srt/layers/moe/fused_moe_triton/configs/E=256.json\n"
+    )
+    assert verdict(log) == ("incomplete", "graph_capture", None)

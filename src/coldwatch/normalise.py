@@ -105,6 +105,8 @@ _JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+
 _JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 """journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '."""
 _CSV = re.compile(r"^\d{10,13},")
+_CLOUD = re.compile(r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
+"""Google Cloud Logging's export: severity and an RFC 3339 time before each line ('ERROR 2025-04-05T00:01:19.2Z ')."""
 """CloudWatch Logs exported as CSV (SageMaker): '<epoch ms>,<message>', quoted when the message holds a comma."""
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
@@ -181,6 +183,10 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
                 d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
                 outer = _Stamp("journal", d, s)
                 text = text[m.end() :]
+    elif c0.isupper() and "Z " in text[24:48] and (m := _CLOUD.match(text)) is not None:
+        d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+        outer = _Stamp("iso", d, s)
+        text = text[m.end() :]
     elif c0.isalpha() and " " in text[3:7]:
         m = _JOURNAL_SHORT.match(text)
         if m:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from coldwatch.judge import Judge, Policy, Verdict
-from coldwatch.normalise import Normaliser, split_records
+from coldwatch.normalise import Normaliser, split_records, unwrap
 from coldwatch.phases import RuleSet
 
 CHUNK = 1 << 20
+PROBE_RECORDS = 400
+"""Records read ahead to tell a newest-first paste (a cloud log viewer's export) from a normal log."""
+REVERSE_MAX = 64 << 20
+"""A newest-first log is turned round in memory up to this many bytes; a longer one is read as it is."""
 
 __all__ = ["Verdict", "read_chunks", "replay", "replay_policy"]
 
@@ -20,6 +25,45 @@ def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def newest_first(records: list[bytes]) -> bool:
+    """The records' timestamps run backwards: newest line first, as cloud log viewers list them."""
+    last: float | None = None
+    style = ""
+    down = up = 0
+    for rec in records:
+        _, _, stamp, _ = unwrap(rec.decode("utf-8", "replace"))
+        if stamp is None:
+            continue
+        if not style:
+            style = stamp.style
+        if stamp.style != style:
+            continue
+        now = (stamp.day or 0) * 86400.0 + stamp.sod
+        if last is not None:
+            down += now < last
+            up += now > last
+        last = now
+    return down >= 3 and down >= 4 * up
+
+
+def in_log_order(records: Iterator[bytes]) -> Iterator[bytes]:
+    """The records oldest first: a newest-first paste is turned round (bounded by REVERSE_MAX)."""
+    head = list(itertools.islice(records, PROBE_RECORDS))
+    if not newest_first(head):
+        yield from head
+        yield from records
+        return
+    size = sum(len(r) for r in head)
+    for rec in records:
+        head.append(rec)
+        size += len(rec)
+        if size > REVERSE_MAX:  # too long to hold: read it as it is
+            yield from head
+            yield from records
+            return
+    yield from reversed(head)
 
 
 def replay_policy(max_restarts: int = 0, stall_after: float = 0.0) -> Policy:
@@ -40,7 +84,7 @@ def replay(
     j = Judge(policy or replay_policy(), rules, engine)
     n = normaliser or Normaliser()
     line = j.line
-    for rec in split_records(chunks):
+    for rec in in_log_order(split_records(chunks)):
         for ln in n.lines(rec):
             line(ln)
             if on_event is not None:

@@ -107,7 +107,12 @@ class State:
     ready: bool = False
     ready_t: float | None = None
     ready_evidence: str = ""
-    frames: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=_MAX_FRAMES))
+    frames: deque[str] = field(default_factory=lambda: deque(maxlen=_MAX_FRAMES))
+    """The current traceback's frames as 'PATH in FUNCTION', outermost first."""
+    frames_done: bool = False
+    """The failure's own stack is complete (a later traceback is a consequence's: its frames are not the failure's)."""
+    rank_prev: dict[str, str] = field(default_factory=dict)
+    """The phase each rank left for the one it is in (a phase rule with ``resume`` returns it there)."""
     in_traceback: bool = False
     lines: int = 0
     last_t: float | None = None
@@ -202,8 +207,10 @@ class Classifier:
             # the start went on after a traceback: it was not fatal
             self._emit("warning", t, message=f"start continued after: {st.failure.cause}")
             st.failure = None
+            st.frames_done = False
         if prev is not None:
             self._dec(prev, t)
+            st.rank_prev[rank] = prev
         st.rank_phase[rank] = phase
         st.count[phase] = st.count.get(phase, 0) + 1
         st.frames.clear()
@@ -219,12 +226,21 @@ class Classifier:
             st.phase = phase
             self._emit("phase", t, phase=phase, rank=rank or None, evidence=evidence)
 
-    def _leave(self, rank: str, phases: tuple[str, ...], t: float | None, evidence: str) -> None:
+    def _leave(self, rank: str, phases: tuple[str, ...], t: float | None, evidence: str, resume: bool = False) -> None:
         st = self.state
         cur = st.rank_phase.get(rank)
         if cur is not None and cur in phases:
             st.rank_phase[rank] = None
             self._dec(cur, t)
+            back = st.rank_prev.pop(rank, None)
+            if resume and back is not None and back not in phases:
+                self._enter(rank, back, t, evidence)
+            elif resume and st.phase == cur and st.count.get(cur, 0) == 0:
+                # an untagged nested phase ended: the start is where its ranks still are
+                still = [p for p, n in st.count.items() if n > 0 and p != "starting"]
+                if still:
+                    st.phase = max(still, key=PHASES.index)
+                    self._emit("phase", t, phase=st.phase, rank=rank or None, evidence=evidence)
             return
         first = phases[0]
         if first not in st.spans:  # an end marker is evidence the phase happened
@@ -298,17 +314,17 @@ class Classifier:
         self._place(f)
 
     def _kind_of(self, f: Failure) -> str | None:
-        for text in (f.root, f.trigger):
-            if not text:
-                continue
-            for k in self.rules.kind:
-                if k.regex.search(text):
-                    return k.label
+        kind = self._text_kind(f.root)
+        if kind is not None:
+            return kind
         if f.root:
             for r in self.rules.failure:
                 if r.role == "fatal" and r.kind != "exception" and self._active(r.engine) and r.regex.search(f.root):
                     return r.kind
-        kind = self._frame_kind()
+        kind = self._text_kind(f.trigger)
+        if f.root is None and kind in (None, "other"):
+            # no exception line: where it died says more than a signal's name ('Fatal Python error: Aborted')
+            kind = self._frame_kind() or kind
         if kind is not None:
             return kind
         if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
@@ -322,10 +338,17 @@ class Classifier:
             return any(r.regex.search(f.root) for r in consequences)
         return any(r.id == f.rule for r in consequences)
 
+    def _text_kind(self, text: str | None) -> str | None:
+        if text:
+            for k in self.rules.kind:
+                if k.regex.search(text):
+                    return k.label
+        return None
+
     def _frame_kind(self) -> str | None:
         for rule in self.rules.frame_kind:
-            for path, func in self.state.frames:
-                if rule.regex.search(path) or rule.regex.search(func):
+            for frame in self.state.frames:
+                if rule.regex.search(frame):
                     return rule.label
         return None
 
@@ -341,8 +364,8 @@ class Classifier:
         if not frames:
             return None
         for rule in self.rules.frame:
-            for path, func in frames:
-                if rule.regex.search(path) or rule.regex.search(func):
+            for frame in frames:
+                if rule.regex.search(frame):
                     return rule.label
         return None
 
@@ -433,7 +456,7 @@ class Classifier:
             elif rule.enter:
                 self._enter(rank, rule.enter, t, text)
             elif rule.end:
-                self._leave(rank, rule.end, t, text)
+                self._leave(rank, rule.end, t, text, rule.resume)
             if rule.sets:
                 flags.add(rule.sets)
             if rule.enter or rule.end:
@@ -448,15 +471,18 @@ class Classifier:
                 if not st.in_traceback:
                     st.cut = True  # frames without their header: the paste starts mid-traceback
                 f = st.failure
-                if f is None or f.root is None:
-                    st.frames.append((m.group(1), m.group(2)))
+                if (f is None or f.root is None) and not st.frames_done:
+                    st.frames.append(f"{m.group(1)} in {m.group(2)}")
                     if f is not None and f.definitive:
-                        self._place(f)
+                        self._refine(f)  # the frames may say what failed and where
                 st.in_traceback = True
                 return
         i = text.find(_TB_HEAD) if "Traceback" in text else -1
-        if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x")):
-            if st.failure is None or st.failure.root is None:
+        if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x", "Stack (most recent call first)")):
+            f = st.failure
+            if f is not None and f.definitive and st.frames:
+                st.frames_done = True  # e.g. a faulthandler dump, then the parent's traceback about it
+            elif f is None or f.root is None:
                 st.frames.clear()
             st.in_traceback = True
             st.tb_prefix = text[:i] if i > 0 else ""

@@ -55,6 +55,8 @@ class PhaseRule:
     stay_in: tuple[str, ...] = ()
     early: bool = False
     """Only while the start has not got past ``enter`` (set-up chatter that recurs later, e.g. NCCL INFO)."""
+    resume: bool = False
+    """After this end marker the rank is back in the phase it left for the ended one (JIT inside capture)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,7 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
             is_global=bool(e.get("global", False)),
             stay_in=_phases(e.get("stay_in", []), where),
             early=bool(e.get("early", False)),
+            resume=bool(e.get("resume", False)),
         )
         if new.early and new.enter is None:
             raise ConfigError(f"{where}: 'early' needs 'enter'")
