@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
+from coldwatch.errors import ConfigError
 from coldwatch.judge import Judge, Policy, Verdict
 from coldwatch.normalise import Normaliser, split_records, unwrap
 from coldwatch.phases import RuleSet
@@ -16,7 +17,19 @@ PROBE_RECORDS = 400
 REVERSE_MAX = 64 << 20
 """A newest-first log is turned round in memory up to this many bytes; a longer one is read as it is."""
 
-__all__ = ["Verdict", "read_chunks", "replay", "replay_policy"]
+__all__ = ["Verdict", "read_chunks", "replay", "replay_policy", "text_chunks"]
+
+# (magic bytes, what the file is, what to do)
+_NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed", "zcat LOG | coldwatch replay -"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstdcat LOG | coldwatch replay -"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "xzcat LOG | coldwatch replay -"),
+    (b"BZh", "bzip2-compressed", "bzcat LOG | coldwatch replay -"),
+    (b"PK\x03\x04", "a zip archive", "unzip -p LOG | coldwatch replay -"),
+    (b"LPKSHHRH", "a binary systemd journal file", "journalctl --file LOG -o short-iso | coldwatch replay -"),
+)
+_TEXTISH = bytes(range(32, 256)) + b"\t\n\r\x1b\x08\x0c"
+"""Bytes a text log is made of (control characters other than these mean binary data)."""
 
 
 def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
@@ -25,6 +38,26 @@ def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def text_chunks(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
+    """The chunks of a text log; empty, compressed or binary input is a usage error ("not a text log")."""
+    it = iter(chunks)
+    first = b""
+    for chunk in it:
+        if chunk:
+            first = chunk
+            break
+    if not first:
+        raise ConfigError(f"{name}: not a text log (it is empty)")
+    for magic, what, how in _NOT_TEXT:
+        if first.startswith(magic) and (magic != b"BZh" or first[3:4].isdigit()):
+            raise ConfigError(f"{name}: not a text log ({what}); try: {how}")
+    head = first[:8192]
+    if len(head.translate(None, _TEXTISH)) > len(head) // 20:
+        raise ConfigError(f"{name}: not a text log (binary data)")
+    yield first
+    yield from it
 
 
 def newest_first(records: list[bytes]) -> bool:

@@ -61,6 +61,8 @@ class Span:
     evidence: str = ""
     done: int | None = None
     total: int | None = None
+    closed: bool = False
+    """The phase has ended (its end time may still be unknown: a log without timestamps)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"phase": self.phase, "start": self.start, "end": self.end}
@@ -143,8 +145,19 @@ class State:
         return None if self.phase == "starting" else self.phase
 
     def timeline(self) -> list[Span]:
-        spans = [s for s in self.spans.values() if s.phase != "starting" or s.end is not None]
-        return sorted(spans, key=lambda s: (s.start if s.start is not None else -1.0, PHASES.index(s.phase)))
+        """The phases in the order they ran. A phase whose start is unknown (an excerpt without
+        timestamps) sits where its place in the phase order puts it among the known ones."""
+        spans = [s for s in self.spans.values() if s.phase != "starting" or s.closed]
+        known = sorted((PHASES.index(s.phase), s.start) for s in spans if s.start is not None)
+
+        def key(s: Span) -> tuple[float, int]:
+            i = PHASES.index(s.phase)
+            if s.start is not None:
+                return (s.start, i)
+            later = [start for j, start in known if j > i]
+            return (min(later) if later else float("inf"), i)
+
+        return sorted(spans, key=key)
 
 
 def _is_zero_rank(rank: str) -> bool:
@@ -165,6 +178,7 @@ class Classifier:
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
         self._misses: set[str] = set()
+        self._first_line = 0
         self._miss_bytes = 0
 
     # ---- helpers -----------------------------------------------------------------------
@@ -197,6 +211,7 @@ class Classifier:
         st.count[phase] = max(n, 0)
         if n <= 0 and phase in st.spans:
             st.spans[phase].end = t
+            st.spans[phase].closed = True
 
     def _enter(self, rank: str, phase: str, t: float | None, evidence: str) -> None:
         st = self.state
@@ -219,12 +234,20 @@ class Classifier:
         if span is None:
             st.spans[phase] = Span(phase, t, None, evidence)
         else:
-            span.end = None
-        if "starting" in st.spans and st.spans["starting"].end is None:
-            st.spans["starting"].end = t
+            span.end, span.closed = None, False
+        self._close_starting(t, evidence)
         if (new or st.lead is None or rank == st.lead or rank == "") and st.phase != phase:
             st.phase = phase
             self._emit("phase", t, phase=phase, rank=rank or None, evidence=evidence)
+
+    def _close_starting(self, t: float | None, evidence: str) -> None:
+        spans = self.state.spans
+        span = spans.get("starting")
+        if span is not None and not span.closed:
+            if span.start == t and span.evidence == evidence[:200] and self.state.lines == self._first_line:
+                del spans["starting"]  # the log's first line is already a phase: nothing came before it
+            else:
+                span.end, span.closed = t, True
 
     def _leave(self, rank: str, phases: tuple[str, ...], t: float | None, evidence: str, resume: bool = False) -> None:
         st = self.state
@@ -244,16 +267,17 @@ class Classifier:
             return
         first = phases[0]
         if first not in st.spans:  # an end marker is evidence the phase happened
-            st.spans[first] = Span(first, t, t, evidence)
-            if "starting" in st.spans and st.spans["starting"].end is None:
-                st.spans["starting"].end = t
+            st.spans[first] = Span(first, t, t, evidence, closed=True)
+            self._close_starting(t, evidence)
             if st.phase == "starting" or PHASES.index(first) > PHASES.index(st.phase):
                 st.phase = first
                 self._emit("phase", t, phase=first, rank=rank or None, evidence=evidence)
         elif st.count.get(first, 0) == 0:
+            # a span already closed by its own last line stays closed: a later summary line that ends
+            # several phases at once ('max_total_num_tokens=' after capture) does not stretch it
             span = st.spans[first]
-            if span.end is None or (t is not None and t > span.end):
-                span.end = t
+            if not span.closed:
+                span.end, span.closed = t, True
 
     def _global(self, phase: str, t: float | None, evidence: str) -> None:
         st = self.state
@@ -357,7 +381,7 @@ class Classifier:
         st = self.state
         f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase) or self.rules.kind_phase.get(f.kind)
         if f.phase is not None and f.phase not in st.spans:
-            st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame")
+            st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
 
     def _frame_phase(self) -> str | None:
         frames = self.state.frames
@@ -381,10 +405,13 @@ class Classifier:
         text = line.text
         if not text:
             return self._out
-        if "starting" not in st.spans:
-            st.spans["starting"] = Span("starting", t, None, text[:200])
-        elif t is not None and st.spans["starting"].start is None:
-            st.spans["starting"].start = t
+        first = st.spans.get("starting")
+        if first is None:
+            if not self._first_line:
+                st.spans["starting"] = Span("starting", t, None, text[:200])
+                self._first_line = st.lines
+        elif t is not None and first.start is None:
+            first.start = t
         if st.engine is None:
             for eng, rx in self._detect.items():
                 if rx.search(line.raw):
