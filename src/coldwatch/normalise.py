@@ -93,6 +93,95 @@ def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iter
         yield carry
 
 
+_BAR_CLOCK = re.compile(rb"\d\d:\d\d:\d\d")
+
+
+def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | None:
+    """``piece[lo:hi]`` is consecutive redraws of one tqdm bar and nothing else (every CR-separated
+    segment one update ending in its rate, '... 12/64 [00:03<00:09, 4.1it/s]', the same description
+    first and last, nothing glued in, no timestamp of its own; ``i``/``j`` are its first and last CR):
+    the bar's key (its description), else None."""
+    if not (piece.endswith((b"it/s]", b"s/it]"), lo, i) and piece.endswith((b"it/s]", b"s/it]"), j + 1, hi)):
+        return None
+    a, b = piece.find(b"%", lo, i), piece.find(b"%", j + 1, hi)
+    if a < lo + 1 or b < j + 2:
+        return None
+    key = piece[lo : a - 3].split(b" (", 1)[0]
+    if key != piece[j + 1 : b - 3].split(b" (", 1)[0]:
+        return None
+    cr = piece.count(b"\r", lo, hi)
+    if piece.count(b"%", lo, hi) != cr + 1 or piece.count(b"]\r", lo, hi) != cr or piece.find(b"[20", lo, hi) >= 0:
+        return None
+    if _BAR_CLOCK.search(piece, lo, a) is not None:
+        return None
+    return key
+
+
+def split_coalesced(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iterator[bytes]:
+    """``split_records`` for a saved log read in big chunks: the redraws of one progress bar that a
+    chunk holds in a row are coalesced to the updates that can change the verdict or the timeline:
+    the first of a bar never seen before (it may open its phase, its text is the span's evidence),
+    the first at 100 % (its completion may open the next phase) and the last (the final count).
+    Every other record is kept, in order, cut at ``max_record`` like split_records does."""
+    carry = b""
+    skipping = False
+    seen: set[bytes] = set()
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = carry + chunk if carry else chunk
+        end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if end < 0:
+            if skipping:
+                carry = b""
+            elif len(data) > max_record:
+                yield data[:max_record]
+                skipping, carry = True, b""
+            else:
+                carry = data
+            continue
+        complete, carry = data[:end], data[end + 1 :]
+        for piece in complete.split(b"\n"):
+            if skipping:
+                # the rest of a cut record runs to the next separator
+                k = piece.find(b"\r")
+                if k < 0:
+                    skipping = False
+                    continue
+                piece = piece[k + 1 :]
+                skipping = False
+            if b"\r" not in piece:
+                if piece:
+                    yield piece[:max_record]
+                continue
+            lo, hi = 0, len(piece)
+            while lo < hi and piece[lo] == 13:
+                lo += 1
+            while hi > lo and piece[hi - 1] == 13:
+                hi -= 1
+            i, j = piece.find(b"\r", lo, hi), piece.rfind(b"\r", lo, hi)
+            key = _plain_bar_run(piece, lo, hi, i, j) if lo < i < j else None
+            if key is not None:
+                new = key not in seen
+                if new:
+                    if len(seen) < 4096:
+                        seen.add(key)
+                    yield piece[lo:i][:max_record]
+                k = piece.find(b" 100%", lo, hi)
+                if 0 <= k < j and not (new and k < i):  # its completion may open the next phase
+                    yield piece[piece.rfind(b"\r", lo, k) + 1 : piece.find(b"\r", k, hi)][:max_record]
+                yield piece[j + 1 : hi][:max_record]
+                continue
+            for seg in piece.split(b"\r"):
+                if seg:
+                    yield seg[:max_record]
+        if len(carry) > max_record:
+            yield carry[:max_record]
+            skipping, carry = True, b""
+    if carry and not skipping:
+        yield carry
+
+
 # --- unwrapping ------------------------------------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m|#033\[[0-9;]{0,12}m")
@@ -343,7 +432,7 @@ class Normaliser:
         pct = int(head)
         key = raw[: max(0, i - 3)]
         key = key.split(" (", 1)[0]
-        if key == self._bar_key and 0 < pct < 100 and pct - self._bar_pct < BAR_STEP:
+        if key == self._bar_key and 0 < pct < 100 and 0 <= pct - self._bar_pct < BAR_STEP:
             return True
         self._bar_key, self._bar_pct = key, pct
         return False

@@ -8,7 +8,7 @@ from typing import Any, BinaryIO
 
 from coldwatch.errors import ConfigError
 from coldwatch.judge import Judge, Policy, Verdict
-from coldwatch.normalise import Normaliser, split_records, unwrap
+from coldwatch.normalise import Normaliser, split_coalesced, unwrap
 from coldwatch.phases import RuleSet
 
 CHUNK = 1 << 20
@@ -117,7 +117,7 @@ def replay(
     j = Judge(policy or replay_policy(), rules, engine)
     n = normaliser or Normaliser()
     line = j.line
-    for rec in in_log_order(split_records(chunks)):
+    for rec in in_log_order(split_coalesced(chunks)):
         for ln in n.lines(rec):
             line(ln)
             if on_event is not None:
