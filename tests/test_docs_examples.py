@@ -52,7 +52,7 @@ def test_library_example_runs() -> None:
 def test_replay_example_matches_its_readme() -> None:
     """examples/replay: the verdict its README promises."""
     r = coldwatch("replay", str(ROOT / "examples/replay/capture-oom.log"))
-    assert r.returncode == 3 and "FAILED [oom] in graph_capture (exit 3)" in r.stdout.decode()
+    assert r.returncode == 3 and "FAILED [oom] in graph_capture (exit 3)" in r.stderr.decode()
 
 
 def test_ci_examples_are_valid_yaml_shape() -> None:

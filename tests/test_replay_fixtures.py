@@ -86,7 +86,7 @@ def test_failed_log_exits_3_with_causal_line() -> None:
     """A fatal error exits 3 and names the root error, not the sigquit that followed it."""
     r = coldwatch("replay", str(OWN_LOGS / "journald-sglang-v056-tp2-capture-oom.log"))
     assert r.returncode == 3
-    out = r.stdout.decode()
+    out = r.stderr.decode()
     assert "FAILED [oom] in graph_capture" in out and "CUDA out of memory" in out
     assert "sigquit" not in out.splitlines()[-1]
 

@@ -16,7 +16,7 @@ from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
 from coldwatch.render.plain import PlainSink, print_timeline
-from coldwatch.replay import read_chunks, replay, replay_policy
+from coldwatch.replay import read_chunks, replay, replay_policy, text_chunks
 from coldwatch.settings import Settings
 
 
@@ -49,13 +49,15 @@ def run_replay(
     max_restarts: int = 0,
     stall_after: float = 0.0,
 ) -> ExitCode:
+    if record and target is None and path == "-":
+        raise ConfigError("replay --record -: a log on stdin has no name to record it under; give --target NAME")
     rules = load_rules(rule_files)
     mode = choose_output(output, sys.stdout)
     sink: Sink | None = JsonSink() if mode == "json" else None
     stream, close = _open_log(path)
     try:
         j, verdict = replay(
-            _guarded(stream, path),
+            text_chunks(_guarded(stream, path), "stdin" if path == "-" else path),
             rules,
             None if engine == "auto" else engine,
             sink.emit if sink is not None else None,
@@ -74,7 +76,7 @@ def run_replay(
     if sink is not None:
         sink.emit(res)
         return ExitCode(verdict.exit_code)
-    print_timeline(spans, res, sys.stdout)
+    print_timeline(spans, res, sys.stderr)
     return ExitCode(verdict.exit_code)
 
 

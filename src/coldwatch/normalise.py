@@ -16,6 +16,26 @@ MAX_RECORD = 64 * 1024
 """Longest record kept, in bytes; longer records are cut (the tail is dropped, marked)."""
 
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+# journald prints the month in the host's locale (LC_TIME): the common non-English abbreviations
+for _i, _names in enumerate(
+    (
+        ("янв", "jan.", "janv.", "Jän", "ene", "gen"),
+        ("фев", "feb.", "févr.", "fév", "Feb"),
+        ("мар", "mars", "Mär", "mrt", "März"),
+        ("апр", "avr.", "abr", "apr."),
+        ("май", "mai", "Mai", "mei", "mag"),
+        ("июн", "juin", "jun."),
+        ("июл", "juil.", "jul."),
+        ("авг", "août", "ago", "aug."),
+        ("сен", "sept.", "set", "sep."),
+        ("окт", "oct.", "Okt", "okt."),
+        ("ноя", "nov.", "Nov."),
+        ("дек", "déc.", "Dez", "dic", "dec."),
+    ),
+    1,
+):
+    for _n in _names:
+        _MONTHS.setdefault(_n, _i)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +93,99 @@ def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iter
         yield carry
 
 
+_BAR_CLOCK = re.compile(rb"\d\d:\d\d:\d\d")
+
+
+def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | None:
+    """``piece[lo:hi]`` is consecutive redraws of one tqdm bar and nothing else (every CR-separated
+    segment one update ending in its rate, '... 12/64 [00:03<00:09, 4.1it/s]', the same description
+    first and last, nothing glued in, no timestamp of its own; ``i``/``j`` are its first and last CR):
+    the bar's key (its description), else None."""
+    if not (piece.endswith((b"it/s]", b"s/it]"), lo, i) and piece.endswith((b"it/s]", b"s/it]"), j + 1, hi)):
+        return None
+    a, b = piece.find(b"%", lo, i), piece.find(b"%", j + 1, hi)
+    if a < lo + 1 or b < j + 2:
+        return None
+    key = piece[lo : a - 3].split(b" (", 1)[0]
+    if key != piece[j + 1 : b - 3].split(b" (", 1)[0]:
+        return None
+    cr = piece.count(b"\r", lo, hi)
+    if piece.count(b"%", lo, hi) != cr + 1 or piece.count(b"]\r", lo, hi) != cr or piece.find(b"[20", lo, hi) >= 0:
+        return None
+    if _BAR_CLOCK.search(piece, lo, a) is not None:
+        return None
+    return key
+
+
+def split_coalesced(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iterator[bytes]:
+    """``split_records`` for a saved log read in big chunks: the redraws of one progress bar that a
+    chunk holds in a row are coalesced to the updates that can change the verdict or the timeline:
+    the first of a bar never seen before (it may open its phase, its text is the span's evidence),
+    the first at 100 % (its completion may open the next phase) and the last (the final count).
+    Every other record is kept, in order, cut at ``max_record`` like split_records does."""
+    carry = b""
+    skipping = False
+    seen: set[bytes] = set()
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = carry + chunk if carry else chunk
+        end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if end < 0:
+            if skipping:
+                carry = b""
+            elif len(data) > max_record:
+                yield data[:max_record]
+                skipping, carry = True, b""
+            else:
+                carry = data
+            continue
+        complete, carry = data[:end], data[end + 1 :]
+        for piece in complete.split(b"\n"):
+            if skipping:
+                # the rest of a cut record runs to the next separator
+                k = piece.find(b"\r")
+                if k < 0:
+                    skipping = False
+                    continue
+                piece = piece[k + 1 :]
+                skipping = False
+            if b"\r" not in piece:
+                if piece:
+                    yield piece[:max_record]
+                continue
+            lo, hi = 0, len(piece)
+            while lo < hi and piece[lo] == 13:
+                lo += 1
+            while hi > lo and piece[hi - 1] == 13:
+                hi -= 1
+            i, j = piece.find(b"\r", lo, hi), piece.rfind(b"\r", lo, hi)
+            key = _plain_bar_run(piece, lo, hi, i, j) if lo < i < j else None
+            if key is not None:
+                new = key not in seen
+                if new:
+                    if len(seen) < 4096:
+                        seen.add(key)
+                    yield piece[lo:i][:max_record]
+                k = piece.find(b" 100%", lo, hi)
+                if 0 <= k < j and not (new and k < i):  # its completion may open the next phase
+                    yield piece[piece.rfind(b"\r", lo, k) + 1 : piece.find(b"\r", k, hi)][:max_record]
+                yield piece[j + 1 : hi][:max_record]
+                continue
+            for seg in piece.split(b"\r"):
+                if seg:
+                    yield seg[:max_record]
+        if len(carry) > max_record:
+            yield carry[:max_record]
+            skipping, carry = True, b""
+    if carry and not skipping:
+        yield carry
+
+
 # --- unwrapping ------------------------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m|#033\[[0-9;]{0,12}m")
+"""ANSI colour codes: raw, with the ESC lost (`[1;36m`), or as CloudWatch's export writes ESC (`#033[1;36m`)."""
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # outer wrappers, each removed at most once, in this order
@@ -83,7 +193,12 @@ _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # `podman logs --timestamps` (an offset); a stamp alone on its line is a CR-split bar's first record
 _GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)(?: |$)")
 _JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_JOURNAL_SHORT = re.compile(r"^([A-Z][a-z]{2}) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+_JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
+"""journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '."""
+_CSV = re.compile(r"^\d{10,13},")
+_CLOUD = re.compile(r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
+"""Google Cloud Logging's export: severity and an RFC 3339 time before each line ('ERROR 2025-04-05T00:01:19.2Z ')."""
+"""CloudWatch Logs exported as CSV (SageMaker): '<epoch ms>,<message>', quoted when the message holds a comma."""
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
 _RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
@@ -94,7 +209,18 @@ _SGLANG = re.compile(
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w./-]+:\d+: )?"
 )
 _VLLM = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? (?:\[[^\]]*\] |[\w./-]+:\d+\] )")
-_PYLOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} - \w+ - ")
+_PYLOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} - [\w.]+ - (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - )?")
+_GPU_ID = re.compile(r"^\[gpu_id=(\d+)\] ")
+"""SGLang before v0.3: a rank tag and no timestamp ('[gpu_id=0] Load weight end.')."""
+_EMBEDDED = re.compile(
+    r"\((?:[A-Za-z_][\w-]*)(?: rank=\d+)? pid=\d+(?:, ip=[^)]*)?\) "
+    r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*\] "
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[^\]]*\] |[\w./-]+:\d+\] )"
+    r"|\[rank\d+\]:"
+)
+"""An engine's own prefix behind a wrapper no rule knows (a host program re-logging each line, a pod
+name, a second timestamp): found anywhere near the start of the line, everything before it is dropped."""
+_EMBED_SPAN = 200
 _GLUED = re.compile(r"(?<=\S)(?=\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - )")
 _WORKER_RANK = re.compile(r"(?:_|^)(?:TP|rank)(\d+)", re.IGNORECASE)
 
@@ -125,8 +251,10 @@ class _Stamp:
     sod: int
 
 
-def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
+def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
+
+    An engine prefix behind an unknown wrapper is found by a second pass (``depth`` 1).
 
     Each regex runs only when the first characters allow it to match (this is the hot path).
     """
@@ -150,11 +278,22 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
                 d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
                 outer = _Stamp("journal", d, s)
                 text = text[m.end() :]
-    elif c0.isupper() and text[3:4] == " " and text[6:7] == " ":
+    elif c0.isupper() and "Z " in text[24:48] and (m := _CLOUD.match(text)) is not None:
+        d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+        outer = _Stamp("iso", d, s)
+        text = text[m.end() :]
+    elif c0.isalpha() and " " in text[3:7]:
         m = _JOURNAL_SHORT.match(text)
-        if m and m.group(1) in _MONTHS:
-            outer = _Stamp("journal", _md(_MONTHS[m.group(1)], int(m.group(2))), _secs(None, m.group(3))[1])
+        if m:
+            month = _MONTHS.get(m.group(1))
+            outer = _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
             text = text[m.end() :]
+    elif c0.isdigit() and "," in text[10:14]:
+        m = _CSV.match(text)
+        if m:
+            text = text[m.end() :]
+            if len(text) > 1 and text[0] == '"' and text[-1] == '"':
+                text = text[1:-1].replace('""', '"')
     if " | " in text[:64]:
         m = _COMPOSE.match(text)
         if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
@@ -188,6 +327,11 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
             if m.group(3):
                 rank = m.group(3).strip()
             text = text[m.end() :]
+        elif text.startswith("[gpu_id="):
+            m = _GPU_ID.match(text)
+            if m:
+                rank = "gpu" + m.group(1)
+                text = text[m.end() :]
     elif c0 in "DIWEC" and text[:1].isupper():
         m = _VLLM.match(text)
         if m:
@@ -201,6 +345,15 @@ def unwrap(record: str) -> tuple[str, str, _Stamp | None, str]:
             inner = _Stamp("pylog", d, s)
             style = "pylog"
             text = text[m.end() :]
+    if depth == 0 and (inner is None or style == "pylog"):
+        head = text[:_EMBED_SPAN]
+        if "pid=" in head or "[20" in head or "[rank" in head or "INFO " in head or "ERROR " in head or "WARNING " in head:
+            m = _EMBEDDED.search(head, 0 if inner is not None else 1)
+            if m:
+                text, rank2, inner2, style2 = unwrap(text[m.start() :], 1)
+                rank = rank2 or rank
+                if inner is None:
+                    inner, style = inner2, style2
     stamp = outer or inner
     return text, rank, stamp, style or (outer.style if outer else "")
 
@@ -285,7 +438,7 @@ class Normaliser:
         pct = int(head)
         key = raw[: max(0, i - 3)]
         key = key.split(" (", 1)[0]
-        if key == self._bar_key and 0 < pct < 100 and pct - self._bar_pct < BAR_STEP:
+        if key == self._bar_key and 0 < pct < 100 and 0 <= pct - self._bar_pct < BAR_STEP:
             return True
         self._bar_key, self._bar_pct = key, pct
         return False

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
+from coldwatch.errors import ConfigError
 from coldwatch.judge import Judge, Policy, Verdict
-from coldwatch.normalise import Normaliser, split_records
+from coldwatch.normalise import Normaliser, split_coalesced, unwrap
 from coldwatch.phases import RuleSet
 
 CHUNK = 1 << 20
+PROBE_RECORDS = 400
+"""Records read ahead to tell a newest-first paste (a cloud log viewer's export) from a normal log."""
+REVERSE_MAX = 64 << 20
+"""A newest-first log is turned round in memory up to this many bytes; a longer one is read as it is."""
 
-__all__ = ["Verdict", "read_chunks", "replay", "replay_policy"]
+__all__ = ["Verdict", "read_chunks", "replay", "replay_policy", "text_chunks"]
+
+# (magic bytes, what the file is, what to do)
+_NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed", "zcat LOG | coldwatch replay -"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstdcat LOG | coldwatch replay -"),
+    (b"\xfd7zXZ\x00", "xz-compressed", "xzcat LOG | coldwatch replay -"),
+    (b"BZh", "bzip2-compressed", "bzcat LOG | coldwatch replay -"),
+    (b"PK\x03\x04", "a zip archive", "unzip -p LOG | coldwatch replay -"),
+    (b"LPKSHHRH", "a binary systemd journal file", "journalctl --file LOG -o short-iso | coldwatch replay -"),
+)
+_TEXTISH = bytes(range(32, 256)) + b"\t\n\r\x1b\x08\x0c"
+"""Bytes a text log is made of (control characters other than these mean binary data)."""
 
 
 def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
@@ -20,6 +38,65 @@ def read_chunks(stream: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def text_chunks(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
+    """The chunks of a text log; empty, compressed or binary input is a usage error ("not a text log")."""
+    it = iter(chunks)
+    first = b""
+    for chunk in it:
+        if chunk:
+            first = chunk
+            break
+    if not first:
+        raise ConfigError(f"{name}: not a text log (it is empty)")
+    for magic, what, how in _NOT_TEXT:
+        if first.startswith(magic) and (magic != b"BZh" or first[3:4].isdigit()):
+            raise ConfigError(f"{name}: not a text log ({what}); try: {how}")
+    head = first[:8192]
+    if len(head.translate(None, _TEXTISH)) > len(head) // 20:
+        raise ConfigError(f"{name}: not a text log (binary data)")
+    yield first
+    yield from it
+
+
+def newest_first(records: list[bytes]) -> bool:
+    """The records' timestamps run backwards: newest line first, as cloud log viewers list them."""
+    last: float | None = None
+    style = ""
+    down = up = 0
+    for rec in records:
+        _, _, stamp, _ = unwrap(rec.decode("utf-8", "replace"))
+        if stamp is None:
+            continue
+        if not style:
+            style = stamp.style
+        if stamp.style != style:
+            continue
+        now = (stamp.day or 0) * 86400.0 + stamp.sod
+        if last is not None:
+            down += now < last
+            up += now > last
+        last = now
+    return down >= 3 and down >= 4 * up
+
+
+def in_log_order(records: Iterator[bytes]) -> Iterator[bytes]:
+    """The records oldest first: a newest-first paste is turned round (bounded by REVERSE_MAX)."""
+    head = list(itertools.islice(records, PROBE_RECORDS))
+    if not newest_first(head):
+        yield from head
+        yield from records
+        return
+    size = sum(len(r) for r in head)
+    for rec in records:
+        head.append(rec)
+        size += len(rec)
+        if size > REVERSE_MAX:  # too long to hold: read it as it is
+            yield from head
+            yield from records
+            return
+    yield from reversed(head)
 
 
 def replay_policy(max_restarts: int = 0, stall_after: float = 0.0) -> Policy:
@@ -40,7 +117,7 @@ def replay(
     j = Judge(policy or replay_policy(), rules, engine)
     n = normaliser or Normaliser()
     line = j.line
-    for rec in split_records(chunks):
+    for rec in in_log_order(split_coalesced(chunks)):
         for ln in n.lines(rec):
             line(ln)
             if on_event is not None:

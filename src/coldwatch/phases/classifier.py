@@ -37,7 +37,9 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
     return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
 
 
-_FRAME = re.compile(r'^File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+_FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+"""A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
+_TB_HEAD = "Traceback (most recent call last)"
 _BARE_EXC = re.compile(r"^[\w.]+$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
@@ -59,6 +61,8 @@ class Span:
     evidence: str = ""
     done: int | None = None
     total: int | None = None
+    closed: bool = False
+    """The phase has ended (its end time may still be unknown: a log without timestamps)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"phase": self.phase, "start": self.start, "end": self.end}
@@ -73,6 +77,8 @@ class Failure:
     definitive: bool
     root: str | None = None
     phase: str | None = None
+    rule_kind: str | None = None
+    """The kind its rule gave, before refinement (refinement starts from it each time)."""
 
     @property
     def cause(self) -> str:
@@ -103,11 +109,22 @@ class State:
     ready: bool = False
     ready_t: float | None = None
     ready_evidence: str = ""
-    frames: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=_MAX_FRAMES))
+    frames: deque[str] = field(default_factory=lambda: deque(maxlen=_MAX_FRAMES))
+    """The current traceback's frames as 'PATH in FUNCTION', outermost first."""
+    frames_done: bool = False
+    """The failure's own stack is complete (a later traceback is a consequence's: its frames are not the failure's)."""
+    rank_prev: dict[str, str] = field(default_factory=dict)
+    """The phase each rank left for the one it is in (a phase rule with ``resume`` returns it there)."""
     in_traceback: bool = False
     lines: int = 0
     last_t: float | None = None
     last_line: str = ""
+    tb_prefix: str = ""
+    """What preceded the last traceback header on its line (a wrapper's prefix: stripped from its exception line)."""
+    cut: bool = False
+    """The text shows it is an excerpt where a cause may be missing: frames without their header, a traceback cut at the end."""
+    cause: tuple[str, str] | None = None
+    """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
     late_errors: int = 0
     """Fatal-looking lines after ready (they do not change a ready start; `status` reports them)."""
     late_error: str = ""
@@ -128,8 +145,19 @@ class State:
         return None if self.phase == "starting" else self.phase
 
     def timeline(self) -> list[Span]:
-        spans = [s for s in self.spans.values() if s.phase != "starting" or s.end is not None]
-        return sorted(spans, key=lambda s: (s.start if s.start is not None else -1.0, PHASES.index(s.phase)))
+        """The phases in the order they ran. A phase whose start is unknown (an excerpt without
+        timestamps) sits where its place in the phase order puts it among the known ones."""
+        spans = [s for s in self.spans.values() if s.phase != "starting" or s.closed]
+        known = sorted((PHASES.index(s.phase), s.start) for s in spans if s.start is not None)
+
+        def key(s: Span) -> tuple[float, int]:
+            i = PHASES.index(s.phase)
+            if s.start is not None:
+                return (s.start, i)
+            later = [start for j, start in known if j > i]
+            return (min(later) if later else float("inf"), i)
+
+        return sorted(spans, key=key)
 
 
 def _is_zero_rank(rank: str) -> bool:
@@ -144,12 +172,13 @@ class Classifier:
         self.rules = rules or builtin_rules()
         self.state = State(engine=engine)
         patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
-        patterns += [r.regex.pattern for r in self.rules.start]
+        patterns += [r.regex.pattern for r in self.rules.start] + [r.regex.pattern for r in self.rules.cause]
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
         self._detect = self.rules.detect
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
         self._misses: set[str] = set()
+        self._first_line = 0
         self._miss_bytes = 0
 
     # ---- helpers -----------------------------------------------------------------------
@@ -182,6 +211,7 @@ class Classifier:
         st.count[phase] = max(n, 0)
         if n <= 0 and phase in st.spans:
             st.spans[phase].end = t
+            st.spans[phase].closed = True
 
     def _enter(self, rank: str, phase: str, t: float | None, evidence: str) -> None:
         st = self.state
@@ -192,8 +222,10 @@ class Classifier:
             # the start went on after a traceback: it was not fatal
             self._emit("warning", t, message=f"start continued after: {st.failure.cause}")
             st.failure = None
+            st.frames_done = False
         if prev is not None:
             self._dec(prev, t)
+            st.rank_prev[rank] = prev
         st.rank_phase[rank] = phase
         st.count[phase] = st.count.get(phase, 0) + 1
         st.frames.clear()
@@ -202,32 +234,50 @@ class Classifier:
         if span is None:
             st.spans[phase] = Span(phase, t, None, evidence)
         else:
-            span.end = None
-        if "starting" in st.spans and st.spans["starting"].end is None:
-            st.spans["starting"].end = t
+            span.end, span.closed = None, False
+        self._close_starting(t, evidence)
         if (new or st.lead is None or rank == st.lead or rank == "") and st.phase != phase:
             st.phase = phase
             self._emit("phase", t, phase=phase, rank=rank or None, evidence=evidence)
 
-    def _leave(self, rank: str, phases: tuple[str, ...], t: float | None, evidence: str) -> None:
+    def _close_starting(self, t: float | None, evidence: str) -> None:
+        spans = self.state.spans
+        span = spans.get("starting")
+        if span is not None and not span.closed:
+            if span.start == t and span.evidence == evidence[:200] and self.state.lines == self._first_line:
+                del spans["starting"]  # the log's first line is already a phase: nothing came before it
+            else:
+                span.end, span.closed = t, True
+
+    def _leave(self, rank: str, phases: tuple[str, ...], t: float | None, evidence: str, resume: bool = False) -> None:
         st = self.state
         cur = st.rank_phase.get(rank)
         if cur is not None and cur in phases:
             st.rank_phase[rank] = None
             self._dec(cur, t)
+            back = st.rank_prev.pop(rank, None)
+            if resume and back is not None and back not in phases:
+                self._enter(rank, back, t, evidence)
+            elif resume and st.phase == cur and st.count.get(cur, 0) == 0:
+                # an untagged nested phase ended: the start is where its ranks still are
+                still = [p for p, n in st.count.items() if n > 0 and p != "starting"]
+                if still:
+                    st.phase = max(still, key=PHASES.index)
+                    self._emit("phase", t, phase=st.phase, rank=rank or None, evidence=evidence)
             return
         first = phases[0]
         if first not in st.spans:  # an end marker is evidence the phase happened
-            st.spans[first] = Span(first, t, t, evidence)
-            if "starting" in st.spans and st.spans["starting"].end is None:
-                st.spans["starting"].end = t
+            st.spans[first] = Span(first, t, t, evidence, closed=True)
+            self._close_starting(t, evidence)
             if st.phase == "starting" or PHASES.index(first) > PHASES.index(st.phase):
                 st.phase = first
                 self._emit("phase", t, phase=first, rank=rank or None, evidence=evidence)
         elif st.count.get(first, 0) == 0:
+            # a span already closed by its own last line stays closed: a later summary line that ends
+            # several phases at once ('max_total_num_tokens=' after capture) does not stretch it
             span = st.spans[first]
-            if span.end is None or (t is not None and t > span.end):
-                span.end = t
+            if not span.closed:
+                span.end, span.closed = t, True
 
     def _global(self, phase: str, t: float | None, evidence: str) -> None:
         st = self.state
@@ -255,11 +305,11 @@ class Classifier:
                 self._emit_failed(t)
             return
         if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
-            f.trigger, f.rule, f.kind = text, rule, kind
+            f.trigger, f.rule, f.kind, f.rule_kind = text, rule, kind, kind
         elif role == "fatal" and f.root is not None and _BARE_EXC.match(f.root):
             # a bare exception name ("EOFError" from a pipe whose writer died) says less than the
             # engine's own fatal line that follows it ("Rank 0 scheduler died ... (exit code: -9)")
-            f.root, f.trigger, f.rule, f.kind = text, text, rule, kind
+            f.root, f.trigger, f.rule, f.kind, f.rule_kind = text, text, rule, kind, kind
         if not f.definitive and role != "candidate":
             f.definitive = True
             self._emit_failed(t)
@@ -271,37 +321,75 @@ class Classifier:
         self._emit("failed", t, kind=f.kind, cause=f.cause, phase=self.state.last_phase())
 
     def _refine(self, f: Failure) -> None:
-        for text in (f.root, f.trigger):
-            if not text:
-                continue
+        """The failure's kind comes from its cause: the root exception, then the trigger, then what
+        the frames show, then a line logged earlier that explains it; a consequence never decides it."""
+        if f.rule_kind is None:
+            f.rule_kind = f.kind
+        f.kind = f.rule_kind
+        kind = self._kind_of(f)
+        if kind is not None:
+            f.kind = kind
+        elif f.root is None and self.state.cut and f.rule in ("common.traceback", "common.cut_traceback"):
+            f.kind = "other"  # a bare traceback whose exception line the excerpt does not hold
+        elif self._consequence_only(f):
+            # a consequence ("See root cause above") with no cause in the text: when the text is a
+            # cut excerpt the cause is unknown; when it is whole, the process died without a word
+            f.kind = "other" if self.state.cut else "killed"
+        self._place(f)
+
+    def _kind_of(self, f: Failure) -> str | None:
+        kind = self._text_kind(f.root)
+        if kind is not None:
+            return kind
+        if f.root:
+            for r in self.rules.failure:
+                if r.role == "fatal" and r.kind != "exception" and self._active(r.engine) and r.regex.search(f.root):
+                    return r.kind
+        kind = self._text_kind(f.trigger)
+        if f.root is None and kind in (None, "other"):
+            # no exception line: where it died says more than a signal's name ('Fatal Python error: Aborted')
+            kind = self._frame_kind() or kind
+        if kind is not None:
+            return kind
+        if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
+            return self.state.cause[0]
+        return None
+
+    def _consequence_only(self, f: Failure) -> bool:
+        """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
+        consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
+        if f.root:
+            return any(r.regex.search(f.root) for r in consequences)
+        return any(r.id == f.rule for r in consequences)
+
+    def _text_kind(self, text: str | None) -> str | None:
+        if text:
             for k in self.rules.kind:
                 if k.regex.search(text):
-                    f.kind = k.label
-                    break
-            else:
-                continue
-            break
-        else:
-            # the only error is a consequence ("See root cause above") with no cause logged: killed
-            consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
-            if f.root and any(r.regex.search(f.root) for r in consequences):
-                f.kind = "killed"
-        self._place(f)
+                    return k.label
+        return None
+
+    def _frame_kind(self) -> str | None:
+        for rule in self.rules.frame_kind:
+            for frame in self.state.frames:
+                if rule.regex.search(frame):
+                    return rule.label
+        return None
 
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase)
+        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase) or self.rules.kind_phase.get(f.kind)
         if f.phase is not None and f.phase not in st.spans:
-            st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame")
+            st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
 
     def _frame_phase(self) -> str | None:
         frames = self.state.frames
         if not frames:
             return None
         for rule in self.rules.frame:
-            for path, func in frames:
-                if rule.regex.search(path) or rule.regex.search(func):
+            for frame in frames:
+                if rule.regex.search(frame):
                     return rule.label
         return None
 
@@ -317,10 +405,13 @@ class Classifier:
         text = line.text
         if not text:
             return self._out
-        if "starting" not in st.spans:
-            st.spans["starting"] = Span("starting", t, None, text[:200])
-        elif t is not None and st.spans["starting"].start is None:
-            st.spans["starting"].start = t
+        first = st.spans.get("starting")
+        if first is None:
+            if not self._first_line:
+                st.spans["starting"] = Span("starting", t, None, text[:200])
+                self._first_line = st.lines
+        elif t is not None and first.start is None:
+            first.start = t
         if st.engine is None:
             for eng, rx in self._detect.items():
                 if rx.search(line.raw):
@@ -359,6 +450,10 @@ class Classifier:
             if self._active(sr.engine) and sr.regex.search(text):
                 self._emit("start", t, rule=sr.id, evidence=text[:200])
                 break
+        for cr in self.rules.cause:
+            if cr.regex.search(text):
+                st.cause = (cr.label, text[:500])
+                break
         rank = self._rank(line)
         for fr in self.rules.failure:
             if self._active(fr.engine) and fr.regex.search(text):
@@ -371,6 +466,8 @@ class Classifier:
             if rule.requires and rule.requires not in flags:
                 continue
             if rule.unless and rule.unless in flags:
+                continue
+            if rule.early and rule.enter and PHASES.index(st.phase) > PHASES.index(rule.enter):
                 continue
             if st.failure is not None and st.failure.definitive:
                 break  # after a failure the timeline stops; only the cause is refined
@@ -386,7 +483,7 @@ class Classifier:
             elif rule.enter:
                 self._enter(rank, rule.enter, t, text)
             elif rule.end:
-                self._leave(rank, rule.end, t, text)
+                self._leave(rank, rule.end, t, text, rule.resume)
             if rule.sets:
                 flags.add(rule.sets)
             if rule.enter or rule.end:
@@ -395,25 +492,36 @@ class Classifier:
 
     def _traceback(self, text: str, t: float | None) -> None:
         st = self.state
-        if text.startswith("File ") or text.startswith('File"'):
-            m = _FRAME.match(text)
+        if 'File "' in text or text.startswith("File "):
+            m = _FRAME.search(text)
             if m:
+                if not st.in_traceback:
+                    st.cut = True  # frames without their header: the paste starts mid-traceback
                 f = st.failure
-                if f is None or f.root is None:
-                    st.frames.append((m.group(1), m.group(2)))
+                if (f is None or f.root is None) and not st.frames_done:
+                    st.frames.append(f"{m.group(1)} in {m.group(2)}")
                     if f is not None and f.definitive:
-                        self._place(f)
+                        self._refine(f)  # the frames may say what failed and where
                 st.in_traceback = True
-            return
-        if "Traceback (most recent call last)" in text or text.startswith(("Current thread 0x", "Thread 0x")):
-            if st.failure is None or st.failure.root is None:
+                return
+        i = text.find(_TB_HEAD) if "Traceback" in text else -1
+        if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x", "Stack (most recent call first)")):
+            f = st.failure
+            if f is not None and f.definitive and st.frames:
+                st.frames_done = True  # e.g. a faulthandler dump, then the parent's traceback about it
+            elif f is None or f.root is None:
                 st.frames.clear()
             st.in_traceback = True
+            st.tb_prefix = text[:i] if i > 0 else ""
             return
         if text.startswith(_CHAIN):
             st.in_traceback = True
             return
-        if st.in_traceback and _EXC.match(text):
+        if not st.in_traceback:
+            return
+        if st.tb_prefix and text.startswith(st.tb_prefix):
+            text = text[len(st.tb_prefix) :].lstrip()
+        if _EXC.match(text):
             st.in_traceback = False
             f = st.failure
             if f is None:
@@ -502,12 +610,22 @@ class Classifier:
         return self._out
 
     def finish(self) -> list[Signal]:
-        """End of the log: a pending traceback is the cause of a failure."""
+        """End of the log: a pending traceback is the cause of a failure; a traceback cut before its
+        exception line is a failure whose phase and kind come from its frames."""
         self._out = []
-        f = self.state.failure
-        if f is not None and not f.definitive and not self.state.ready:
+        st = self.state
+        if st.ready:
+            return self._out
+        f = st.failure
+        if st.in_traceback and (f is None or f.root is None):
+            st.cut = True
+            if f is None:
+                st.failure = f = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
+        if f is not None and not f.definitive:
             f.definitive = True
-            self._emit_failed(self.state.last_t)
+            self._emit_failed(st.last_t)
+        elif f is not None and st.cut and f.root is None:
+            self._refine(f)
         return self._out
 
 

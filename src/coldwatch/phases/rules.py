@@ -53,6 +53,10 @@ class PhaseRule:
     sets: str | None = None
     is_global: bool = False
     stay_in: tuple[str, ...] = ()
+    early: bool = False
+    """Only while the start has not got past ``enter`` (set-up chatter that recurs later, e.g. NCCL INFO)."""
+    resume: bool = False
+    """After this end marker the rank is back in the phase it left for the ended one (JIT inside capture)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,12 @@ class RuleSet:
     frame: list[TaggedRegex] = field(default_factory=list)
     detect: dict[str, re.Pattern[str]] = field(default_factory=dict)
     start: list[StartRule] = field(default_factory=list)
+    frame_kind: list[TaggedRegex] = field(default_factory=list)
+    """Traceback frames -> failure kind, for a traceback whose exception line is missing (a cut paste)."""
+    cause: list[TaggedRegex] = field(default_factory=list)
+    """Lines that explain a later failure without being one ('Available memory: 0'): kind when the failure's own text has none."""
+    kind_phase: dict[str, str] = field(default_factory=dict)
+    """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
 
 
 def _phase(value: Any, where: str) -> str:
@@ -129,7 +139,7 @@ def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> 
 
 
 def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
-    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start"}
+    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
@@ -155,7 +165,11 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
             sets=_str(e, "sets", where, False),
             is_global=bool(e.get("global", False)),
             stay_in=_phases(e.get("stay_in", []), where),
+            early=bool(e.get("early", False)),
+            resume=bool(e.get("resume", False)),
         )
+        if new.early and new.enter is None:
+            raise ConfigError(f"{where}: 'early' needs 'enter'")
         _put(rules.phase, new)
     for i, e in enumerate(data.get("bar", [])):
         where = f"{source} [[bar]] #{i + 1} ({e.get('id', '?')})"
@@ -199,9 +213,23 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         if kind not in FAILURE_KINDS:
             raise ConfigError(f"{where}: unknown failure kind {kind!r}")
         rules.kind.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
+        if e.get("phase") is not None:
+            rules.kind_phase[kind] = _phase(e.get("phase"), where)
     for i, e in enumerate(data.get("frame", [])):
         where = f"{source} [[frame]] #{i + 1}"
-        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), _compile(_str(e, "pattern", where) or "", where)))
+        rx = _compile(_str(e, "pattern", where) or "", where)
+        if e.get("kind") is not None:
+            if e["kind"] not in FAILURE_KINDS:
+                raise ConfigError(f"{where}: unknown failure kind {e['kind']!r}")
+            rules.frame_kind.append(TaggedRegex(e["kind"], rx))
+        else:
+            rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx))
+    for i, e in enumerate(data.get("cause", [])):
+        where = f"{source} [[cause]] #{i + 1}"
+        kind = e.get("kind")
+        if kind not in FAILURE_KINDS:
+            raise ConfigError(f"{where}: unknown failure kind {kind!r}")
+        rules.cause.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
 
 
 def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule | StartRule) -> None:
@@ -243,7 +271,16 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
     if not extra:
         return base
     rules = RuleSet(
-        list(base.phase), list(base.bar), list(base.failure), list(base.kind), list(base.frame), dict(base.detect), list(base.start)
+        list(base.phase),
+        list(base.bar),
+        list(base.failure),
+        list(base.kind),
+        list(base.frame),
+        dict(base.detect),
+        list(base.start),
+        list(base.frame_kind),
+        list(base.cause),
+        dict(base.kind_phase),
     )
     for path in extra:
         try:

@@ -101,13 +101,33 @@ def verdict_line(ev: dict[str, Any]) -> str:
     return f"{outcome.upper()}{kind} in {phase} (exit {code}): {clean(ev.get('reason', ''), 500)}"
 
 
+def fmt_dur(seconds: float) -> str:
+    """A duration for people: '53s' under a minute, '3:46' (m:ss) over it, 'h:mm:ss' past an hour."""
+    n = int(round(seconds))
+    if n < 60:
+        return f"{n}s"
+    h, rest = divmod(n, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
 def print_timeline(spans: list[Any], res: dict[str, Any], out: TextIO) -> None:
-    """`replay`'s story: one row per phase, then the verdict."""
+    """`replay`'s story: one row per phase, then the verdict. A start or duration the log does not
+    give (an excerpt without timestamps) shows as '?'; a phase still running at the end as '(open)'."""
     out.write("phase           start  duration  progress   began with\n")
     for s in spans:
-        dur = ("" if s.phase == "ready" else "(open)") if s.start is None or s.end is None else f"{s.end - s.start:.0f}s"
+        closed = getattr(s, "closed", s.end is not None)
+        if s.phase == "ready":
+            dur = ""
+        elif not closed:
+            dur = "(open)"
+        elif s.start is None or s.end is None:
+            dur = "?"
+        else:
+            dur = fmt_dur(s.end - s.start)
+        start = fmt_t(s.start) if s.start is not None else "     ?"
         prog = f"{s.done}/{s.total}" if s.total else ""
-        out.write(f"{s.phase:<14} {fmt_t(s.start)}  {dur:>8}  {prog:>8}   {clean(s.evidence, 100)}\n")
+        out.write(f"{s.phase:<14} {start:>6}  {dur:>8}  {prog:>8}   {clean(s.evidence, 100)}\n")
     out.write(verdict_line(res) + "\n")
     out.flush()
 

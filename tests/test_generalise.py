@@ -1,0 +1,267 @@
+"""The classifier's principles on small logs in real engines' wording: markers behind any wrapper,
+kind from the cause (never the consequence), cut tracebacks placed by their frames, signals and
+supervisors, every JIT family. Each case is a shape seen in public start-up logs."""
+
+from __future__ import annotations
+
+import pytest
+
+from coldwatch.normalise import normalise
+from coldwatch.replay import replay
+
+
+def verdict(text: str) -> tuple[str, str | None, str | None]:
+    _, v = replay([text.encode()])
+    return v.outcome, v.phase, v.failure_kind
+
+
+def one(raw: str) -> tuple[str, str]:
+    lines = list(normalise([raw.encode()]))
+    assert len(lines) == 1, lines
+    return lines[0].text, lines[0].rank
+
+
+@pytest.mark.parametrize(
+    ("raw", "text", "rank"),
+    [
+        # a host program re-logging the engine's lines through Python logging (olmocr)
+        (
+            "2025-03-08 02:04:48,693 - __main__ - INFO - [2025-03-08 02:04:48 TP0] Scheduler hit an exception: x",
+            "Scheduler hit an exception: x",
+            "TP0",
+        ),
+        # a wrapper's own prefix and a torch rank tag ('[vllm]: [rank0]: ')
+        ("[vllm]: [rank0]: RuntimeError: NCCL error: unhandled system error", "RuntimeError: NCCL error: unhandled system error", "rank0"),
+        # a desktop app's logger: stamp, level, process name, then vLLM's process prefix and stamp
+        (
+            "2026-05-08 11:47:02.257 [Error] (Process) (EngineCore pid=2651) ERROR 05-08 11:47:02 [core.py:1136] torch.OutOfMemoryError: HIP",
+            "torch.OutOfMemoryError: HIP",
+            "",
+        ),
+        # a pod name before every line (kubectl logs --prefix, stern)
+        ("kserve-container INFO 09-02 06:44:03 [__init__.py:245] No platform detected", "No platform detected", ""),
+        # a second timestamp and a pipe (docker compose with timestamps)
+        (
+            "2026-05-01 23:13:20.749 | (EngineCore pid=187) INFO 05-01 21:13:20 [monitor.py:53] torch.compile took 45.15 s",
+            "torch.compile took 45.15 s",
+            "",
+        ),
+        # journald in a non-English locale
+        ("авг 18 14:15:04 llm python3[27876]: (APIServer pid=27876) INFO 08-18 14:15:04 [x.py:1] hello", "hello", ""),
+        # CloudWatch Logs exported as CSV: epoch ms, quoted message with doubled quotes, ESC as '#033'
+        (
+            '1756144013378,"#033[1;36m(APIServer pid=1)#033[0;0m   File ""/v/engine/utils.py"", line 759, in wait"',
+            'File "/v/engine/utils.py", line 759, in wait',
+            "",
+        ),
+        # SGLang before v0.3: '[gpu_id=N]' and no timestamp
+        (
+            "[gpu_id=1] Capture cuda graph begin. This can take up to several minutes.",
+            "Capture cuda graph begin. This can take up to several minutes.",
+            "gpu1",
+        ),
+    ],
+)
+def test_markers_are_found_behind_any_wrapper(raw: str, text: str, rank: str) -> None:
+    """An engine prefix behind a wrapper no rule names is found, and the wrapper dropped."""
+    assert one(raw) == (text, rank)
+
+
+def test_error_line_with_the_cause_counts_when_not_a_tracebacks_last_line() -> None:
+    """An ERROR line carrying 'HIP out of memory' ends the start as oom, though the log's last line is a warning."""
+    log = (
+        "(EngineCore pid=2) INFO 05-08 11:46:00 [gpu_model_runner.py:1] Starting to load model m...\n"
+        "(EngineCore pid=2) ERROR 05-08 11:47:02 [core.py:1] torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB.\n"
+        "[rank0]:[W508 11:47:03.157708266 ProcessGroupNCCL.cpp:1554] Warning: WARNING: destroy_process_group() was not called\n"
+    )
+    assert verdict(log) == ("failed", "weight_load", "oom")
+
+
+def test_kind_comes_from_the_cause_not_the_consequence() -> None:
+    """'EngineCore failed to start' is a consequence: the ValueError under it decides the kind."""
+    log = (
+        "(EngineCore_DP0 pid=9) ERROR 09-30 18:29:03 [core.py:718] EngineCore failed to start.\n"
+        "(EngineCore_DP0 pid=9) ERROR 09-30 18:29:03 [core.py:718] Traceback (most recent call last):\n"
+        '(EngineCore_DP0 pid=9) ERROR 09-30 18:29:03 [core.py:718]   File "/v/worker/gpu_worker.py", line 1, in init_device\n'
+        "(EngineCore_DP0 pid=9) ERROR 09-30 18:29:03 [core.py:718] ValueError: Free memory on device (13.58/15.99 GiB) on startup "
+        "is less than desired GPU memory utilization (0.85, 13.59 GiB).\n"
+    )
+    assert verdict(log)[2] == "oom"
+
+
+def test_a_cause_logged_before_a_harness_timeout_gives_the_kind() -> None:
+    """A test harness's timeout names no cause; Gloo's 'NOT connected' line before it does (nccl)."""
+    log = (
+        "[2025-12-25 13:00:00] Init torch distributed begin.\n"
+        "[Gloo] Rank 8 is NOT connected to: [1]\n"
+        "Traceback (most recent call last):\n"
+        '  File "/sglang/test/test_utils.py", line 687, in popen_launch_server\n'
+        "TimeoutError: Server failed to start within the timeout period.\n"
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_cut_traceback_is_a_failure_placed_and_kinded_by_its_frames() -> None:
+    """A paste cut inside a traceback: failed, in dist_init, nccl (ncclCommInitRank in the frames)."""
+    log = (
+        "INFO 08-23 08:25:00 [x.py:1] Initializing an LLM engine (v0.5.4) with config: model='m'\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/v/distributed/parallel_state.py", line 889, in initialize_model_parallel\n'
+        '[rank0]:   File "/v/distributed/device_communicators/pynccl_wrapper.py", line 244, in ncclCommInitRank\n'
+        '[rank0]:     self.NCCL_CHECK(self._funcs["ncclCommI'
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_cut_traceback_without_telling_frames_is_other() -> None:
+    """A traceback cut before its exception line whose frames name no cause: failed, kind other."""
+    log = (
+        "kserve-container INFO 09-02 06:44:03 [__init__.py:245] No platform detected\n"
+        "kserve-container Traceback (most recent call last):\n"
+        'kserve-container   File "/srv/__main__.py", line 164, in <module>\n'
+        "kserve-container     parser = AsyncEngineA"
+    )
+    assert verdict(log) == ("failed", None, "other")
+
+
+def test_consequence_alone_whole_log_is_killed_cut_log_is_other() -> None:
+    """'See root cause above' with nothing above: killed in a whole log, other in an excerpt that
+    begins mid-traceback (the cause may be in the part not pasted)."""
+    tail = "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    whole = (
+        "(APIServer pid=1) INFO 08-25 10:46:29 [api_server.py:1] vLLM API server version 0.10.1\nTraceback (most recent call last):\n"
+        + ('  File "/v/engine/utils.py", line 759, in wait_for_engine_startup\n' + tail)
+    )
+    cut = '  File "/v/engine/utils.py", line 759, in wait_for_engine_startup\n' + tail
+    assert verdict(whole)[2] == "killed"
+    assert verdict(cut)[2] == "other"
+
+
+@pytest.mark.parametrize(
+    ("last", "kind"),
+    [
+        ("Killed", "killed"),
+        ("KeyboardInterrupt: terminated", "killed"),
+        ("Jan 28 10:40:08 host systemd[1]: vllm.service: Main process exited, code=killed, status=9/KILL", "killed"),
+        ("Jan 28 10:40:08 host systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE", "exited"),
+    ],
+)
+def test_signals_and_supervisors(last: str, kind: str) -> None:
+    """SIGKILL reported by a shell, SIGTERM turned KeyboardInterrupt, systemd's code=killed: killed;
+    systemd's code=exited, status=N: exited."""
+    log = "INFO 11-20 10:45:57 [gpu_executor.py:102] # GPU blocks: 12453, # CPU blocks: 2730\n"
+    if last.startswith("KeyboardInterrupt"):
+        log += 'Traceback (most recent call last):\n  File "/v/api_server.py", line 1307, in signal_handler\n'
+    assert verdict(log + last + "\n") == ("failed", "kv_alloc", kind)
+
+
+def test_nccl_error_before_any_phase_is_in_dist_init() -> None:
+    """An ERROR line with an NCCL error and nothing else known: the communicators were being built."""
+    log = (
+        "(VllmWorkerProcess pid=1253) ERROR 12-25 01:10:28 multiproc_worker_utils.py:229] RuntimeError: NCCL error: unhandled system error\n"
+        "ERROR 12-25 01:10:28 engine.py:366] NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_error_in_the_serving_loop_is_warmup_whatever_else_the_frames_show() -> None:
+    """A scheduler exception raised from its event loop (a warm-up request) is in warmup, even when
+    the speculative worker's frames are on the way."""
+    log = (
+        "[2025-12-25 13:10:00] INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
+        "[2025-12-25 13:14:14 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sglang/srt/managers/scheduler.py", line 2875, in run_scheduler_process\n'
+        '  File "/sglang/srt/disaggregation/prefill.py", line 354, in event_loop_normal_disagg_prefill\n'
+        '  File "/sglang/srt/speculative/eagle_worker.py", line 281, in forward_batch_generation\n'
+        "RuntimeError: call aclnnCamMoeCombineNormal failed\n"
+    )
+    assert verdict(log) == ("failed", "warmup", "exception")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[aiter] waiting for baton release at /sgl-workspace/aiter/aiter/jit/build/lock_module_rmsnorm",
+        "[aiter] start build [module_moe_asm] under /sgl-workspace/aiter/aiter/jit/build/module_moe_asm",
+        "2025-06-25 11:25:58,633 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill",
+        "2026-06-26 14:02:19.000337:  177  [INFO]: Using a cached neff at /var/tmp/neuron-compile-cache/MODULE_1/model.neff",
+    ],
+)
+def test_every_jit_family_is_jit_compile(line: str) -> None:
+    """ROCm aiter builds and lock waits, FlashInfer, Neuron compiles: jit_compile."""
+    log = "[2026-01-01 00:00:00 TP0] Load weight end. avail mem=10 GB\n" + line + "\n"
+    assert verdict(log) == ("incomplete", "jit_compile", None)
+
+
+def test_old_vllm_capture_wording_and_gpu_id_prefix() -> None:
+    """V0's 'Capturing the model for CUDA graphs' and SGLang v0.2's '[gpu_id=0] Capture cuda graph begin'."""
+    v0 = "INFO 08-07 10:50:46 distributed_gpu_executor.py:56] # GPU blocks: 31360, # CPU blocks: 4161\n" + (
+        "INFO 08-07 10:50:50 model_runner.py:980] Capturing the model for CUDA graphs. This may lead to unexpected consequences\n"
+    )
+    old = "[gpu_id=0] Memory pool end. avail mem=5.1 GB\n[gpu_id=0] Capture cuda graph begin. This can take up to several minutes.\n"
+    assert verdict(v0)[1] == "graph_capture"
+    assert verdict(old)[1] == "graph_capture"
+
+
+def test_nccl_setup_chatter_is_dist_init_only_early() -> None:
+    """NCCL INFO lines before any phase mean dist_init; the same lines during capture do not move the start back."""
+    early = "(RayWorkerWrapper pid=584, ip=10.0.0.1) k8s17:584:2512 [3] NCCL INFO NET/IB: IbDev 0 Port 1 qpn 7743\n"
+    late = "[2026-01-01 00:00:00 TP0] Capture cuda graph begin. This can take up to several minutes.\n" + early.replace(
+        "(RayWorkerWrapper pid=584, ip=10.0.0.1) ", ""
+    )
+    assert verdict(early)[1] == "dist_init"
+    assert verdict(late)[1] == "graph_capture"
+
+
+def test_served_completion_is_ready_without_uvicorn_lines() -> None:
+    """A vLLM log with the server's start lines missing: a served completion is readiness."""
+    log = (
+        "INFO 06-15 14:54:00 [x.py:1] Starting to load model m...\n"
+        'INFO:     127.0.0.1:56000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    assert verdict(log)[0] == "ready"
+
+
+def test_newest_first_paste_is_read_oldest_first() -> None:
+    """A cloud log viewer's newest-first export (Google Cloud Logging's 'ERROR <time>Z ' prefix) is
+    turned round: the NCCL error under the scheduler's exception is the cause, the shell's Killed a consequence."""
+    oldest_first = [
+        "[2025-04-05 00:01:10 TP0] Init torch distributed begin.",
+        "[2025-04-05 00:01:12 TP0] Init torch distributed begin.",
+        "[2025-04-05 00:01:15 TP1] Init torch distributed begin.",
+        "[2025-04-05 00:01:19 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        'File "/sglang/srt/managers/scheduler.py", line 1809, in run_scheduler_process',
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, unhandled system error",
+        "[2025-04-05 00:01:19] Received sigquit from a child process. It usually means the child failed.",
+        "./entrypoint.sh: line 48: 28 Killed python3 -m sglang.launch_server --host 0.0.0.0",
+    ]
+    stamps = ["00:01:10", "00:01:12", "00:01:15", "00:01:19", "00:01:19", "00:01:19", "00:01:19", "00:01:20"]
+    lines = [f"ERROR 2025-04-05T{s}.2{i:02d}Z {text}" for i, (s, text) in enumerate(zip(stamps, oldest_first, strict=True))]
+    assert verdict("\n".join(reversed(lines)) + "\n") == ("failed", "dist_init", "nccl")
+
+
+def test_crash_while_creating_a_communicator_is_nccl() -> None:
+    """A faulthandler dump (no exception line) whose stack is in ncclCommInitRank: nccl, though the
+    process's own words are only 'Fatal Python error: Aborted'; a later traceback of the parent does not change it."""
+    log = (
+        "(RayWorkerWrapper pid=336, ip=10.0.0.2) INFO 03-27 22:19:00 [pynccl.py:69] vLLM is using nccl==2.25.1\n"
+        "(RayWorkerWrapper pid=336, ip=10.0.0.2) Fatal Python error: Aborted\n"
+        "(RayWorkerWrapper pid=336, ip=10.0.0.2) Stack (most recent call first):\n"
+        '(RayWorkerWrapper pid=336, ip=10.0.0.2)   File "/v/device_communicators/pynccl_wrapper.py", line 277 in ncclCommInitRank\n'
+        '(RayWorkerWrapper pid=336, ip=10.0.0.2)   File "/v/device_communicators/pynccl.py", line 99 in __init__\n'
+        "ERROR 03-27 22:19:40 [core.py:367] EngineCore hit an exception: Traceback (most recent call last):\n"
+        'ERROR 03-27 22:19:40 [core.py:367]   File "/v/v1/engine/core.py", line 355, in run_engine_core\n'
+        "ERROR 03-27 22:19:40 [core.py:367] ray.exceptions.ActorDiedError: The actor died unexpectedly\n"
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_jit_inside_capture_returns_to_capture() -> None:
+    """FlashInfer's JIT load inside capture ends with 'Finished loading JIT ops': the start is back in capture."""
+    log = (
+        "[2025-04-02 15:25:19 DP1 TP8] Capture cuda graph begin. This can take up to several minutes.\n"
+        "2025-04-02 15:25:20,704 - INFO - flashinfer.jit: Loading JIT ops: batch_mla_attention\n"
+        "2025-04-02 15:25:50,477 - INFO - flashinfer.jit: Finished loading JIT ops: batch_mla_attention\n"
+        "[2025-04-02 15:26:05 DP1 TP8] Using configuration from /sglang/srt/layers/moe/fused_moe_triton/configs/E=256.json\n"
+    )
+    assert verdict(log) == ("incomplete", "graph_capture", None)
