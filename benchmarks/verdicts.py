@@ -51,11 +51,9 @@ class Score:
 
 
 def labels(folder: Path) -> list[dict[str, Any]]:
-    """The folder's labels.json (and labels-*.json, parts still to be merged)."""
-    out: list[dict[str, Any]] = []
-    for f in sorted(folder.glob("labels*.json")):
-        out += json.loads(f.read_text())
-    return out
+    """The folder's labels.json: one object per log (file, source, server, outcome, failure_kind, last_phase, ...)."""
+    f = folder / "labels.json"
+    return list(json.loads(f.read_text())) if f.exists() else []
 
 
 def judge_file(path: Path) -> dict[str, Any]:
