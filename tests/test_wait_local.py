@@ -93,6 +93,16 @@ def test_exit_3_oom(sim) -> None:  # type: ignore[no-untyped-def]
     assert r.returncode == 3 and res["failure_kind"] == "oom"
 
 
+def test_exit_3_from_the_log_alone_while_the_process_lives(sim) -> None:  # type: ignore[no-untyped-def]
+    """The fatal line and its OOM are in the log but the process stays alive (a hung main process):
+    failed [oom] from the log alone, not a timeout and not a stall."""
+    s = sim("oom", 0.15, "--stay-alive")
+    r = coldwatch(*s.args("-o", "json", "--timeout", "60s"))
+    res = json_lines(r.stdout)[-1]
+    assert s.proc.poll() is None, "the simulated server must still be running"
+    assert (r.returncode, res["failure_kind"], res["phase"]) == (3, "oom", "graph_capture"), res["reason"]
+
+
 def test_exit_4_unreachable_host() -> None:
     """No SSH server on the port: exit 4."""
     r = coldwatch("wait", f"nobody@127.0.0.1:{free_port()}", "--timeout", "5")

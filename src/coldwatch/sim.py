@@ -65,6 +65,7 @@ class Sim:
         self.port = port
         self.bind_addr = "127.0.0.1"
         self.fatal_exit: int | None = None
+        self.stay_alive = False
         self.scenario = scenario
         self.speed = speed * (1.6 if scenario == "slow" else 1.0)
         self.fail_checks = fail_checks
@@ -252,6 +253,9 @@ class Sim:
 
     # ---- the start-up ------------------------------------------------------------------
     def die(self, code: int, result: str = "exit-code") -> None:
+        if self.stay_alive:  # the process lives on after its fatal line (a hung main process)
+            while True:
+                time.sleep(1)
         if self.fatal_exit is not None:
             code, result = self.fatal_exit, "exit-code" if self.fatal_exit else "success"
         self.unit("failed", "failed", result, code)
@@ -520,6 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bind", default="127.0.0.1", help="address the HTTP server binds (0.0.0.0 in a container)")
     ap.add_argument("--scenario-file", type=Path, help="read the scenario from this file at start (a restarted container may run another)")
     ap.add_argument("--fatal-exit", type=int, help="exit status of a failed start (default: the scenario's)")
+    ap.add_argument("--stay-alive", action="store_true", help="after a fatal line the process lives on (the log alone says it failed)")
     a = ap.parse_args(argv)
     if a.scenario_file is not None:
         a.scenario = a.scenario_file.read_text().strip()
@@ -538,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     sim.with_invocation = not a.no_invocation
     sim.bind_addr = a.bind
     sim.fatal_exit = a.fatal_exit
+    sim.stay_alive = a.stay_alive
     sim.model_path = a.model_path
     sim.node_rank = a.node_rank
 
