@@ -542,8 +542,8 @@ class Judge:
         return {ph: s.start for ph, s in self.c.state.spans.items() if s.start is not None}
 
     def _eta_event(self, t: float) -> None:
-        if self.etas.base is None or self.verdict is not None:
-            return
+        if self.etas.base is None or self.verdict is not None or self.c.state.ready:
+            return  # nothing left to estimate once the log says ready
         est = self.etas.due(self._entered(), t)
         if est is not None:
             self.emit("eta", t, **est.as_event())
