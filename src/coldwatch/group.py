@@ -6,8 +6,9 @@ this module turns their states into the server's verdict:
 - failed when any node fails, naming the node, its ranks and the cause; when several fail close
   together the root cause wins (an NCCL error or OOM on a worker over the head's consequence);
 - ready when the head served a validated completion and no node has failed or is dying;
-- stalled when a node stalls, naming the laggard (the node in the earliest phase) and what the
-  others are doing;
+- stalled when no node shows life for its stall budget, naming the laggard (the node stuck part-way
+  through a bar, else in the earliest phase) and what the others are doing; a node idle in a
+  barrier while another works is waiting, not stalled;
 - unreachable only when the head cannot be reached; a blind worker is named and the start is judged
   on the evidence left;
 - the deadline is the server's.
@@ -115,8 +116,10 @@ class GroupJudge:
                 self.verdict = self._failed(failed)
                 return self.verdict
             return None
-        stalled = [n for n in self.nodes if n.judge.verdict is not None and n.judge.verdict.outcome == "stalled"]
-        if stalled:
+        # the start stops moving when no node shows life: a node idle in a barrier while another works
+        # is waiting, not stalled
+        seen = [n for n in self.nodes if n.blind is None]
+        if seen and all(n.judge.verdict is not None and n.judge.verdict.outcome == "stalled" for n in seen):
             self.verdict = self._stalled(t)
             return self.verdict
         hv = head.judge.verdict
