@@ -153,6 +153,20 @@ class Fleet:
         out = {k: res.get(k) for k in ("outcome", "exit_code", "phase", "failure_kind", "reason")}
         return {"target": target, **out}
 
+    def _guarded(self, target: str) -> dict[str, Any]:
+        """One target's watch; a bug in it is that target's internal error, not the run's end."""
+        try:
+            return self._one(target)
+        except Exception as exc:  # noqa: BLE001 - reported in the target's result (exit 1: a coldwatch bug)
+            return {
+                "target": target,
+                "outcome": "error",
+                "exit_code": 1,
+                "phase": None,
+                "failure_kind": None,
+                "reason": f"internal error ({type(exc).__name__}: {exc}); please report it",
+            }
+
     def _finished(self, res: dict[str, Any]) -> None:
         self.results[res["target"]] = res
         if self.base.fail_fast and res["outcome"] != "ready" and not self.cancelled:
@@ -175,9 +189,9 @@ class Fleet:
         interrupted: ExitCode | None = None
         try:
             with ThreadPoolExecutor(max_workers=min(self.base.parallel, len(self.targets)), thread_name_prefix="coldwatch-target") as pool:
-                futures = [pool.submit(self._one, t) for t in self.targets]
+                futures = [pool.submit(self._guarded, t) for t in self.targets]
                 for f in futures:
-                    f.add_done_callback(lambda fut: self._finished(fut.result()) if fut.exception() is None else None)
+                    f.add_done_callback(lambda fut: self._finished(fut.result()))
                 while not all(f.done() for f in futures):
                     time.sleep(0.1)
         except KeyboardInterrupt:
