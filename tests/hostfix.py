@@ -253,7 +253,17 @@ class NetnsHost:
         """Take the host's link down (a black hole) or up again."""
         subprocess.run(["ip", "link", "set", f"{self.name}a", "up" if up else "down"], check=True)
 
+    def kill_sessions(self) -> None:
+        """End every process in the namespace but the sshd listener: after a black hole the server side
+        of a session never learns that its client went away (no ClientAlive keepalives here)."""
+        out = subprocess.run(["ip", "netns", "pids", self.name], capture_output=True, text=True).stdout
+        for pid in (int(x) for x in out.split() if x.isdigit()):
+            if pid != self.sshd.pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
     def close(self) -> None:
+        self.kill_sessions()
         if self.sshd.poll() is None:
             self.sshd.kill()
             self.sshd.wait(5)

@@ -114,6 +114,7 @@ def test_worker_link_down_mid_start_leaves_it_blind_and_the_head_decides(gpu_hos
     finally:
         timer.cancel()
         worker.link(True)
+        worker.kill_sessions()  # the black-holed session's processes on the worker host
     assert r.returncode == 0, res
     msgs = [e["message"] for e in evs if e["event"] == "warning"]
     assert any("node gpu2" in m and "SSH connection lost" in m for m in msgs), msgs

@@ -50,3 +50,18 @@ class Host(Protocol):
 def q(value: str) -> str:
     """Quote one value for a POSIX shell on the host."""
     return shlex.quote(value)
+
+
+FOLLOW_SCRIPT = (
+    'command -v setsid >/dev/null 2>&1 || exec sh -c "$1"; exec 3<&0; '
+    'setsid sh -c "$1" <&3 & p=$!; { cat >/dev/null; kill -TERM -"$p" 2>/dev/null; } <&3 & w=$!; '
+    'wait "$p"; rc=$?; kill "$w" 2>/dev/null; exit "$rc"'
+)
+
+
+def until_closed(cmd: str) -> str:
+    """``cmd`` wrapped so that it ends when the channel that runs it closes, even if it never writes
+    again (``tail -F`` of a log that went quiet would otherwise outlive the watch on the host): it
+    runs in its own process group, killed when its stdin (the channel) reaches its end; its exit
+    status is kept. Without ``setsid`` on the host the command runs as it is."""
+    return f"sh -c {q(FOLLOW_SCRIPT)} coldwatch-follow {q(cmd)}"

@@ -25,7 +25,7 @@ from typing import Any
 import paramiko
 
 from coldwatch.errors import ConfigError, UnreachableError
-from coldwatch.hosts.base import RunResult, TcpStream
+from coldwatch.hosts.base import RunResult, TcpStream, until_closed
 
 MAX_OUTPUT = 4 << 20
 """At most this much of one command's stdout (and of its stderr) is kept."""
@@ -299,7 +299,7 @@ class SshHost:
     def follow(self, cmd: str) -> SshFollower:
         chan = self._session(10.0)
         chan.set_combine_stderr(True)
-        chan.exec_command(cmd)
+        chan.exec_command(until_closed(cmd))
         self._channels.append(chan)
         return SshFollower(chan)
 
