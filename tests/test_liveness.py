@@ -60,7 +60,8 @@ def test_silent_log_while_reading_weights_is_not_a_stall(simdir: Path, tmp_path:
     assert r.returncode == 0, evs[-1]
     byte_progress = [e for e in evs if e["event"] == "progress" and e.get("unit") == "bytes"]
     assert byte_progress, "no progress from bytes read"
-    assert byte_progress[-1]["total"] == 36 << 20 and byte_progress[-1]["rate_mb_s"] > 0
+    # the last sample may read only a few kB (rounded to 0.0 MB/s); the load itself has a rate
+    assert byte_progress[-1]["total"] == 36 << 20 and max(e["rate_mb_s"] for e in byte_progress) > 0
     assert any(e.get("eta_s") is not None for e in byte_progress)
     assert not [e for e in evs if e["event"] == "stall"]
 
