@@ -32,7 +32,6 @@ FAST_FOR = 30.0
 SLOW_FACTOR = 1.5
 SLOW_FLOOR = 30.0
 """A phase is slower than usual at SLOW_FACTOR x its median AND at least SLOW_FLOOR seconds longer."""
-LIVENESS = ("log", "progress", "gpu_mem", "gpu_util", "cpu", "disk", "compile", "http")
 SERVER_NAMES = (
     "python",
     "sglang",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -193,25 +194,20 @@ def _coerce(name: str, value: Any, where: str) -> Any:
     if not isinstance(value, str):
         shown = "a " + type(value).__name__ if name == "api_key" else repr(value)  # a key is never echoed
         raise ConfigError(f"{where}: expected a string, got {shown}")
-    if name == "unit":
+    if name in ("unit", "container", "api_key"):
+        check: Callable[[str], object]
+        if name == "api_key":
+            from coldwatch.http import check_api_key
+
+            check = check_api_key
+        else:
+            check = check_unit if name == "unit" else check_container
         try:
-            check_unit(value)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {str(exc).removeprefix('unit: ')}") from None
-    if name == "container":
-        try:
-            check_container(value)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {str(exc).removeprefix('container: ')}") from None
+            check(value)
+        except ConfigError as exc:  # the checker names the key; the message names the source instead
+            raise ConfigError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
     if name == "runtime" and value not in ("auto", "docker", "podman"):
         raise ConfigError(f"{where}: expected auto, docker or podman, got {value!r}")
-    if name == "api_key":
-        from coldwatch.http import check_api_key
-
-        try:
-            check_api_key(value)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
     if name == "output" and value not in _OUTPUTS:
         raise ConfigError(f"{where}: expected one of {', '.join(_OUTPUTS)}, got {value!r}")
     if name == "engine" and value not in ("auto", "sglang", "vllm"):
