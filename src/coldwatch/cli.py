@@ -551,29 +551,13 @@ _WATCHING = ("wait", "demo", "status")
 def _finish(args: list[str], code: int, reason: str) -> None:
     """A run that ended in an error before its verdict still ends like every run: the result
     line on stdout in JSON mode, the workflow command and the JUnit file in CI."""
-    from coldwatch.events import event
     from coldwatch.render import Sink, ci_sinks
     from coldwatch.render.jsonl import JsonSink
+    from coldwatch.verdict import error_verdict, result_line
 
     command, mode, junit = _requested(args)
-    outcome = {
-        int(ExitCode.UNREACHABLE): "unreachable",
-        int(ExitCode.INTERRUPTED): "interrupted",
-        int(ExitCode.TERMINATED): "interrupted",
-    }.get(code, "usage")
     t = time.monotonic() - _RUN.get("t0", time.monotonic())
-    res = event(
-        "result",
-        t,
-        time.time() - t,
-        outcome=outcome,
-        exit_code=code,
-        phase=None,
-        failure_kind=None,
-        reason=reason[:500],
-        phases=[],
-        schema=1,
-    )
+    res = result_line(error_verdict(code, reason), t, time.time() - t)
     sinks: list[Sink] = [JsonSink()] if mode == "json" else []
     if command in ("wait", "demo"):
         with contextlib.suppress(ColdwatchError):  # a bad --junit was the error: nothing more to write

@@ -11,7 +11,6 @@ from typing import Any, BinaryIO
 
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
-from coldwatch.normalise import Normaliser
 from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
@@ -151,60 +150,26 @@ STATUS_HTTP_BUDGET = 15.0
 
 def run_status(settings: Settings) -> ExitCode:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
-    GPUs, the process tree, one HTTP probe) fed to the judge; no waiting."""
+    GPUs, the process tree, one HTTP probe) fed to the judge ``wait`` uses; its outcome and exit
+    code are that judge's, with the same grace, restart and death rules; no waiting."""
     from coldwatch.events import event
     from coldwatch.hosts import open_host
-    from coldwatch.http import Ladder, make_client
     from coldwatch.judge import Judge
-    from coldwatch.monitor import NVIDIA_SMI, local_port, policy_for
-    from coldwatch.probes.log import LogSource
-    from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample
-    from coldwatch.supervisors import server_url, supervisor_for
+    from coldwatch.monitor import status_policy
+    from coldwatch.probes.node import NodeProbe
 
-    sup = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
-    policy = policy_for(settings, {})
-    policy.stall_after = policy.timeout = 0.0
-    policy.tail = False
-    j = Judge(policy, load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
+    j = Judge(status_policy(settings), load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
     host = open_host(settings)
     try:
-        svc = None
-        cmd = sup.state_command()
-        if cmd is not None:
-            r = host.run(cmd, timeout=10)
-            svc = sup.first_state(r.rc, r.stdout.decode("utf-8", "replace"))
-            j.supervisor(svc, 0.0, initial=True)
-        url, own_socket = server_url(settings.url, settings.url_given, sup, settings.port, settings.engine)
-        settings.url = url
-        policy.port = local_port(url) if own_socket else None
-        source = LogSource(settings.log_cmd, settings.unit, svc, sup)
-        out = host.run(source.command(follow=False), timeout=15).stdout
-        norm = Normaliser()
-        for rec in source.records([out]):
-            for line in norm.lines(rec):
-                j.line(line, 0.0)
-        g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)
-        samples, problem = gpu_evidence(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
-        if problem:
-            j.warn("gpu", problem, 0.0)
-        if samples:
-            j.gpu(samples, 0.0)
-        if j.pid is not None:
-            p = host.run(f"python3 - {int(j.pid)} 0 {policy.port or 0}", timeout=10, stdin=PROC_SCRIPT.encode())
-            sample = parse_proc_sample(p.stdout.decode("utf-8", "replace")) if p.rc == 0 else None
-            if sample is not None:
-                j.proc(j.pid, sample, 0.0)
-            elif p.rc is not None:
-                j.proc_unavailable(p.stderr.decode("utf-8", "replace")[:200], 0.0)
-        with make_client(host, verify=not settings.insecure) as client:
-            ladder = Ladder(client, settings.url, settings.model, settings.api_key)
-            j.http(ladder.probe(deadline=time.monotonic() + STATUS_HTTP_BUDGET), 0.0)
-        j.tick(0.0)
+        probe = NodeProbe(settings.host or "localhost", settings, host, lambda r, gen: None, lambda: 0.0, http=True)
+        for reading in probe.once(STATUS_HTTP_BUDGET):
+            probe.apply(j.observe(reading, 0.0))
     finally:
         host.close()
+    v = j.settle(0.0)
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
     snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
-    code = status_code(snap)
+    code = ExitCode(v.exit_code) if v is not None else ExitCode.TIMEOUT
     snap["exit_code"] = int(code)
     if choose_output(settings.output, sys.stdout) == "json":
         JsonSink().emit(snap)
@@ -213,15 +178,6 @@ def run_status(settings: Settings) -> ExitCode:
 
         print_status(snap, sys.stdout)
     return code
-
-
-def status_code(snap: dict[str, Any]) -> ExitCode:
-    """0 ready (a completion was served), 3 failed (the log or the supervisor says so), 124 not yet."""
-    if snap["outcome"] == "ready" and (snap.get("http") or {}).get("state") == "ready":
-        return ExitCode.READY
-    if snap["outcome"] == "failed":
-        return ExitCode.FAILED
-    return ExitCode.TIMEOUT
 
 
 def run_history(target: str | None, output: str) -> ExitCode:
