@@ -401,8 +401,12 @@ def status(
     container: ContainerOpt = None,
     runtime: RuntimeOpt = None,
     port: PortOpt = None,
+    pid: PidOpt = None,
+    max_restarts: MaxRestartsOpt = None,
+    rules: RulesOpt = None,
 ) -> None:
-    """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
+    """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting. The
+    outcome and exit code are the judge's that `wait` uses (same grace, restart and death rules)."""
     _api_key_hint(api_key)
     from coldwatch.commands import run_status
     from coldwatch.settings import resolve
@@ -422,6 +426,9 @@ def status(
         container=container,
         runtime=runtime,
         port=port,
+        pid=pid,
+        max_restarts=max_restarts,
+        rules=rules,
     )
     s = resolve(flags, config, profile, target=host)
     _RUN["settings"] = s

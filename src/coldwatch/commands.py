@@ -11,6 +11,7 @@ from typing import Any, BinaryIO
 
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
+from coldwatch.hosts.base import Host
 from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
@@ -96,7 +97,7 @@ def make_sinks(mode: str, title: str, deadline: float, junit: Path | None = None
 
 def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
     """One server: on one host, or spanning the head (HOST) and its --worker nodes."""
-    from coldwatch.hosts import Host, open_host
+    from coldwatch.hosts import open_host
     from coldwatch.monitor import Monitor
 
     sinks = sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)
@@ -148,36 +149,42 @@ STATUS_HTTP_BUDGET = 15.0
 """Seconds `status` gives the HTTP ladder, however slowly the server answers."""
 
 
-def run_status(settings: Settings) -> ExitCode:
+def status_snapshot(settings: Settings, host: Host) -> dict[str, Any]:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
     GPUs, the process tree, one HTTP probe) fed to the judge ``wait`` uses; its outcome and exit
     code are that judge's, with the same grace, restart and death rules; no waiting."""
     from coldwatch.events import event
-    from coldwatch.hosts import open_host
     from coldwatch.judge import Judge
     from coldwatch.monitor import status_policy
     from coldwatch.probes.node import NodeProbe
 
     j = Judge(status_policy(settings), load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
-    host = open_host(settings)
-    try:
-        probe = NodeProbe(settings.host or "localhost", settings, host, lambda r, gen: None, lambda: 0.0, http=True)
-        for reading in probe.once(STATUS_HTTP_BUDGET):
-            probe.apply(j.observe(reading, 0.0))
-    finally:
-        host.close()
+    probe = NodeProbe(settings.host or "localhost", settings, host, lambda r, gen: None, lambda: 0.0, http=True)
+    for reading in probe.once(STATUS_HTTP_BUDGET):
+        probe.apply(j.observe(reading, 0.0))
     v = j.settle(0.0)
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
     snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
-    code = ExitCode(v.exit_code) if v is not None else ExitCode.TIMEOUT
-    snap["exit_code"] = int(code)
+    snap["exit_code"] = int(v.exit_code) if v is not None else int(ExitCode.TIMEOUT)
+    return snap
+
+
+def run_status(settings: Settings) -> ExitCode:
+    """``status``: the snapshot, as JSON or for people; its exit code."""
+    from coldwatch.hosts import open_host
+
+    host = open_host(settings)
+    try:
+        snap = status_snapshot(settings, host)
+    finally:
+        host.close()
     if choose_output(settings.output, sys.stdout) == "json":
         JsonSink().emit(snap)
     else:
         from coldwatch.render.plain import print_status
 
         print_status(snap, sys.stdout)
-    return code
+    return ExitCode(snap["exit_code"])
 
 
 def run_history(target: str | None, output: str) -> ExitCode:

@@ -518,18 +518,23 @@ class NodeProbe:
         self.control.port = local_port(url) if own_socket else None
         yield ServedAt(url, self.control.port)
         source = LogSource(self.s.log_cmd, self.s.unit, svc, self.supervisor)
-        out = self.host.run(source.command(follow=False), timeout=15).stdout
+        started = time.monotonic()
+        r = self.host.run(source.command(follow=False), timeout=15)
         norm = Normaliser()
-        for rec in source.records([out]):
+        for rec in source.records([r.stdout]):
             yield from norm.lines(rec)
+        if self.s.log_cmd is not None and r.rc not in (None, 124):
+            # the log command ended before its time limit (`docker logs -f` of a stopped container,
+            # a `cat`): the log stream ended, as wait's follower would see it end
+            yield LogEnded(r.rc, time.monotonic() - started)
         if svc is not None and svc.known:
             yield SupervisorReading(svc)  # the sampler's first record says it again, as it does in wait
         g = self.host.run(self.s.gpu_cmd or NVIDIA_SMI, timeout=10)
         yield self.gpu_reading(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
         if self.control.pid is not None:
-            r = self.proc_sample(self.control.pid, False)
-            if r is not None:
-                yield r
+            sample = self.proc_sample(self.control.pid, False)
+            if sample is not None:
+                yield sample
         yield from self._probe_once(http_budget)
 
     def _probe_once(self, budget: float) -> Iterator[Reading]:
