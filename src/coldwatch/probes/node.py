@@ -336,7 +336,7 @@ class NodeProbe:
             rec = parse_record(line)
             if rec is not None:
                 records += 1
-                for r in self.typed(rec):
+                for r in typed(rec, self.supervisor):
                     self.emit(r)
         if self.stop.is_set() or seq != self.sampler_seq:
             return
@@ -345,91 +345,9 @@ class NodeProbe:
             self.emit(SamplerOff(follower.exit_status))
             if self.streaming:
                 self.streaming = False
-                self._fallback_threads()
+                Fallback(self).start()
         elif not self.host.alive():
             self.lost("SSH connection lost")
-
-    def typed(self, rec: SamplerRecord) -> Iterator[Reading]:
-        """One sampler record as readings: GPUs, then the supervisor, then the process tree."""
-        if rec.gpu is not None:
-            yield self.gpu_reading(*rec.gpu)
-        if rec.svc is not None:
-            yield SupervisorReading(self.supervisor.parse(*rec.svc))
-        if rec.proc is not None and rec.pid is not None:
-            if "error" in rec.proc:
-                yield ProcFailed(str(rec.proc["error"]))
-            sample = proc_from_dict(rec.proc)
-            if sample is not None:
-                yield ProcReading(rec.pid, sample)
-
-    @staticmethod
-    def gpu_reading(rc: int | None, out: str, err: str) -> GpuReading:
-        samples, problem = gpu_evidence(rc, out, err)
-        return GpuReading(tuple(samples) if samples is not None else None, problem)
-
-    def _fallback_threads(self) -> None:
-        self.spawn("gpu", self._gpu_thread)
-        if self.svc_known:
-            self.spawn("service", self._service_thread)
-        self.spawn("proc", self._proc_thread)
-
-    def _every(self, step: Callable[[], bool], wait_first: bool = False) -> None:
-        every(lambda: self.s.interval, step, self.stop, wait_first=wait_first)
-
-    def _gpu_thread(self) -> None:
-        s = self.s
-        cmd = s.gpu_cmd or NVIDIA_SMI
-
-        def step() -> bool:
-            r = self.remote(cmd, max(5.0, s.interval * 2))
-            if r is not None:
-                self.emit(self.gpu_reading(r.rc, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")))
-                return not (r.rc == 127 and not s.gpu_cmd)
-            return True
-
-        self._every(step)
-
-    def _service_thread(self) -> None:
-        cmd = self.supervisor.state_command() or "true"
-
-        def step() -> bool:
-            r = self.remote(cmd, 10.0)
-            if r is not None and r.rc is not None:
-                self.emit(SupervisorReading(self.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))))
-            return True
-
-        self._every(step, wait_first=True)
-
-    def proc_sample(self, pid: int, first: bool) -> Reading | None:
-        """One process-tree sample by one command (the script travels zlib-compressed on stdin, about
-        a third of its size); None while the connection is down."""
-        script = zlib.compress(PROC_SCRIPT.encode(), 9)
-        unpack = q("import sys, zlib; exec(zlib.decompress(sys.stdin.buffer.read()))")
-        r = self.remote(f"python3 -c {unpack} {int(pid)} {1 if first else 0} {self.control.port or 0}", 10.0, script)
-        if r is None:
-            return None
-        sample = parse_proc_sample(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
-        if sample is not None:
-            return ProcReading(pid, sample)
-        if r.rc is not None:
-            return ProcUnavailable(r.stderr.decode("utf-8", "replace")[:200])
-        return None
-
-    def _proc_thread(self) -> None:
-        first = True
-
-        def step() -> bool:
-            nonlocal first
-            pid = self.control.pid
-            if pid is None:
-                return True
-            r = self.proc_sample(pid, first)
-            if r is not None:
-                self.emit(r)
-                first = False
-            return not isinstance(r, ProcUnavailable)
-
-        self._every(step)
 
     def _ping_thread(self) -> None:
         """Notice a hung connection: no answer to a keepalive within PING_TIMEOUT."""
@@ -502,42 +420,143 @@ class NodeProbe:
         if self.streaming:
             self._start_sampler(f"sampler-r{self.reconnects}")
 
-    # ---- one sample of everything (status) ---------------------------------------------------
     def once(self, http_budget: float) -> Iterator[Reading]:
-        """One sample of each stream, in the order ``wait`` first sees them: the supervisor, the log
-        of the current start so far, the sampler's first record (supervisor, GPUs, process tree),
-        one HTTP probe. A generator: the caller applies the judge's actions between readings (the
-        supervisor's main PID is the process tree to sample)."""
-        svc = self.first_state()
-        if svc is not None:
-            yield SupervisorReading(svc, initial=True)
-            if svc.main_pid and self.s.pid is None:
-                self.control.pid = svc.main_pid
-        url, own_socket = server_url(self.s.url, self.s.url_given, self.supervisor, self.s.port, self.s.engine)
-        self.url = url
-        self.control.port = local_port(url) if own_socket else None
-        yield ServedAt(url, self.control.port)
-        source = LogSource(self.s.log_cmd, self.s.unit, svc, self.supervisor)
-        started = time.monotonic()
-        r = self.host.run(source.command(follow=False), timeout=15)
-        norm = Normaliser()
-        for rec in source.records([r.stdout]):
-            yield from norm.lines(rec)
-        if self.s.log_cmd is not None and r.rc not in (None, 124):
-            # the log command ended before its time limit (`docker logs -f` of a stopped container,
-            # a `cat`): the log stream ended, as wait's follower would see it end
-            yield LogEnded(r.rc, time.monotonic() - started)
-        if svc is not None and svc.known:
-            yield SupervisorReading(svc)  # the sampler's first record says it again, as it does in wait
-        g = self.host.run(self.s.gpu_cmd or NVIDIA_SMI, timeout=10)
-        yield self.gpu_reading(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
-        if self.control.pid is not None:
-            sample = self.proc_sample(self.control.pid, False)
-            if sample is not None:
-                yield sample
-        yield from self._probe_once(http_budget)
+        """One sample of each stream, for ``status`` (see ``sample_once``)."""
+        return sample_once(self, http_budget)
 
-    def _probe_once(self, budget: float) -> Iterator[Reading]:
-        with make_client(self.host, verify=not self.s.insecure) as client:
-            ladder = Ladder(client, self.url, self.s.model, self.s.api_key)
-            yield ladder.probe(deadline=time.monotonic() + budget)
+
+def typed(rec: SamplerRecord, supervisor: Supervisor) -> Iterator[Reading]:
+    """One sampler record as readings: GPUs, then the supervisor, then the process tree."""
+    if rec.gpu is not None:
+        yield gpu_reading(*rec.gpu)
+    if rec.svc is not None:
+        yield SupervisorReading(supervisor.parse(*rec.svc))
+    if rec.proc is not None and rec.pid is not None:
+        if "error" in rec.proc:
+            yield ProcFailed(str(rec.proc["error"]))
+        sample = proc_from_dict(rec.proc)
+        if sample is not None:
+            yield ProcReading(rec.pid, sample)
+
+
+def gpu_reading(rc: int | None, out: str, err: str) -> GpuReading:
+    """One run of the GPU command as a reading."""
+    samples, problem = gpu_evidence(rc, out, err)
+    return GpuReading(tuple(samples) if samples is not None else None, problem)
+
+
+class Fallback:
+    """The per-sample commands of a host without python3 for the streaming sampler: GPUs,
+    the supervisor and the process tree, each on its own drift-free schedule."""
+
+    def __init__(self, probe: NodeProbe) -> None:
+        self.p = probe
+
+    def start(self) -> None:
+        p = self.p
+        p.spawn("gpu", self._gpu_thread)
+        if p.svc_known:
+            p.spawn("service", self._service_thread)
+        p.spawn("proc", self._proc_thread)
+
+    def _every(self, step: Callable[[], bool], wait_first: bool = False) -> None:
+        every(lambda: self.p.s.interval, step, self.p.stop, wait_first=wait_first)
+
+    def _gpu_thread(self) -> None:
+        p = self.p
+        s = p.s
+        cmd = s.gpu_cmd or NVIDIA_SMI
+
+        def step() -> bool:
+            r = p.remote(cmd, max(5.0, s.interval * 2))
+            if r is not None:
+                p.emit(gpu_reading(r.rc, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")))
+                return not (r.rc == 127 and not s.gpu_cmd)
+            return True
+
+        self._every(step)
+
+    def _service_thread(self) -> None:
+        p = self.p
+        cmd = p.supervisor.state_command() or "true"
+
+        def step() -> bool:
+            r = p.remote(cmd, 10.0)
+            if r is not None and r.rc is not None:
+                p.emit(SupervisorReading(p.supervisor.parse(r.rc, r.stdout.decode("utf-8", "replace"))))
+            return True
+
+        self._every(step, wait_first=True)
+
+    @staticmethod
+    def proc_sample(p: NodeProbe, pid: int, first: bool) -> Reading | None:
+        """One process-tree sample by one command (the script travels zlib-compressed on stdin, about
+        a third of its size); None while the connection is down."""
+        script = zlib.compress(PROC_SCRIPT.encode(), 9)
+        unpack = q("import sys, zlib; exec(zlib.decompress(sys.stdin.buffer.read()))")
+        r = p.remote(f"python3 -c {unpack} {int(pid)} {1 if first else 0} {p.control.port or 0}", 10.0, script)
+        if r is None:
+            return None
+        sample = parse_proc_sample(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
+        if sample is not None:
+            return ProcReading(pid, sample)
+        if r.rc is not None:
+            return ProcUnavailable(r.stderr.decode("utf-8", "replace")[:200])
+        return None
+
+    def _proc_thread(self) -> None:
+        first = True
+
+        def step() -> bool:
+            nonlocal first
+            pid = self.p.control.pid
+            if pid is None:
+                return True
+            r = self.proc_sample(self.p, pid, first)
+            if r is not None:
+                self.p.emit(r)
+                first = False
+            return not isinstance(r, ProcUnavailable)
+
+        self._every(step)
+
+
+def sample_once(self: NodeProbe, http_budget: float) -> Iterator[Reading]:
+    """One sample of each stream, in the order ``wait`` first sees them: the supervisor, the log
+    of the current start so far, the sampler's first record (supervisor, GPUs, process tree),
+    one HTTP probe (``NodeProbe.once``). A generator: the caller applies the judge's actions between readings (the
+    supervisor's main PID is the process tree to sample)."""
+    svc = self.first_state()
+    if svc is not None:
+        yield SupervisorReading(svc, initial=True)
+        if svc.main_pid and self.s.pid is None:
+            self.control.pid = svc.main_pid
+    url, own_socket = server_url(self.s.url, self.s.url_given, self.supervisor, self.s.port, self.s.engine)
+    self.url = url
+    self.control.port = local_port(url) if own_socket else None
+    yield ServedAt(url, self.control.port)
+    source = LogSource(self.s.log_cmd, self.s.unit, svc, self.supervisor)
+    started = time.monotonic()
+    r = self.host.run(source.command(follow=False), timeout=15)
+    norm = Normaliser()
+    for rec in source.records([r.stdout]):
+        yield from norm.lines(rec)
+    if self.s.log_cmd is not None and r.rc not in (None, 124):
+        # the log command ended before its time limit (`docker logs -f` of a stopped container,
+        # a `cat`): the log stream ended, as wait's follower would see it end
+        yield LogEnded(r.rc, time.monotonic() - started)
+    if svc is not None and svc.known:
+        yield SupervisorReading(svc)  # the sampler's first record says it again, as it does in wait
+    g = self.host.run(self.s.gpu_cmd or NVIDIA_SMI, timeout=10)
+    yield gpu_reading(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
+    if self.control.pid is not None:
+        sample = Fallback.proc_sample(self, self.control.pid, False)
+        if sample is not None:
+            yield sample
+    yield from _probe_once(self, http_budget)
+
+
+def _probe_once(self: NodeProbe, budget: float) -> Iterator[Reading]:
+    with make_client(self.host, verify=not self.s.insecure) as client:
+        ladder = Ladder(client, self.url, self.s.model, self.s.api_key)
+        yield ladder.probe(deadline=time.monotonic() + budget)
