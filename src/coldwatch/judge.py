@@ -48,6 +48,10 @@ from coldwatch.phases import Classifier, RuleSet, Signal, State
 from coldwatch.probes.parse import COMPILERS
 from coldwatch.verdict import Outcome, Verdict, result_line
 
+__all__ = ["DEATH_GRACE", "FAIL_GRACE", "FAST_FOR", "RESTART_WAIT", "Judge", "NodeStatus", "Policy", "Verdict"]
+"""The judge's public face: feed it through ``observe`` (and ``tick``), read it through ``status()``,
+``snapshot()`` and ``result()``; its other attributes are its own."""
+
 FAIL_GRACE = 0.4
 """Seconds to keep reading after a fatal line, so the traceback's root error is the cause."""
 DEATH_GRACE = 1.5
