@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.normalise import Normaliser
+from coldwatch.outputs import output_sinks, settings_sinks
 from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
@@ -39,6 +40,11 @@ def _guarded(stream: BinaryIO, path: str) -> Iterator[bytes]:
         raise ConfigError(f"{path}: read failed: {exc.strerror or exc}") from None
 
 
+def fan_out(sinks: list[Sink], ev: dict[str, Any]) -> None:
+    for s in sinks:
+        s.emit(ev)
+
+
 def run_replay(
     path: str,
     engine: str,
@@ -48,20 +54,25 @@ def run_replay(
     target: str | None,
     max_restarts: int = 0,
     stall_after: float = 0.0,
+    files: tuple[Path | None, Path | None, str | None] = (None, None, None),
 ) -> ExitCode:
     if record and target is None and path == "-":
         raise ConfigError("replay --record -: a log on stdin has no name to record it under; give --target NAME")
     rules = load_rules(rule_files)
     mode = choose_output(output, sys.stdout)
     sink: Sink | None = JsonSink() if mode == "json" else None
+    extra = output_sinks(target or ("stdin" if path == "-" else Path(path).name), "replay", *files)  # --report, --metrics
+    policy = replay_policy(max_restarts, stall_after)
+    policy.tail = bool(extra)  # the report's log excerpts
+    sinks = [s for s in (sink, *extra) if s is not None]
     stream, close = _open_log(path)
     try:
         j, verdict = replay(
             text_chunks(_guarded(stream, path), "stdin" if path == "-" else path),
             rules,
             None if engine == "auto" else engine,
-            sink.emit if sink is not None else None,
-            policy=replay_policy(max_restarts, stall_after),
+            (lambda ev: fan_out(sinks, ev)) if sinks else None,
+            policy=policy,
         )
     finally:
         if close:
@@ -73,6 +84,9 @@ def run_replay(
         from coldwatch.history import record_replay
 
         record_replay(target or Path(path).name, res)
+    for x in extra:
+        x.emit(res)
+        x.close()
     if sink is not None:
         sink.emit(res)
         return ExitCode(verdict.exit_code)
@@ -100,7 +114,8 @@ def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
     from coldwatch.hosts import Host, open_host
     from coldwatch.monitor import Monitor
 
-    sinks = sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)
+    extra = settings_sinks(settings)  # --report, --metrics, --pushgateway
+    sinks = [*(sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)), *extra]
     opened: list[Any] = []
     try:
         host = open_host(settings)
@@ -128,11 +143,13 @@ def run_fleet(targets: list[str], settings_for: Callable[[str], Settings], base:
     from coldwatch.fleet import Fleet
 
     mode = choose_output(base.output)
+    extra = settings_sinks(base, "fleet")  # --metrics, --pushgateway: one set of series per target
     sinks = make_sinks(base.output, f"fleet of {len(targets)}", base.timeout, base.junit)
     if mode == "live":  # the panel shows the fleet's table, not one server's phases
         from coldwatch.fleet import TableOnly
 
         sinks = [TableOnly(sinks[0]), *sinks[1:]]
+    sinks += extra
     try:
         res = Fleet(targets, settings_for, base, sinks).run()
     finally:
@@ -224,10 +241,14 @@ def status_code(snap: dict[str, Any]) -> ExitCode:
     return ExitCode.TIMEOUT
 
 
-def run_history(target: str | None, output: str) -> ExitCode:
+def run_history(target: str | None, output: str, report: Path | None = None) -> ExitCode:
     from coldwatch import history
 
     recs = [r for r in history.load() if target is None or r.get("target") == target]
+    if report is not None:
+        from coldwatch.report import write_history_report
+
+        write_history_report(report, recs, target)
     if choose_output(output, sys.stdout) == "json":
         sink = JsonSink()
         for r in recs:
