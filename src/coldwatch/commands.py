@@ -12,7 +12,6 @@ from typing import Any, BinaryIO
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.normalise import Normaliser
-from coldwatch.outputs import output_sinks, settings_sinks
 from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
@@ -61,7 +60,12 @@ def run_replay(
     rules = load_rules(rule_files)
     mode = choose_output(output, sys.stdout)
     sink: Sink | None = JsonSink() if mode == "json" else None
+    from coldwatch.outputs import output_sinks
+    from coldwatch.report.model import Banner
+
     extra = output_sinks(target or ("stdin" if path == "-" else Path(path).name), "replay", *files)  # --report, --metrics
+    banner = Banner() if record else None  # engine, model, TP from the launch lines, for the record
+    extra += [banner] if banner is not None else []
     policy = replay_policy(max_restarts, stall_after)
     policy.tail = bool(extra)  # the report's log excerpts
     sinks = [s for s in (sink, *extra) if s is not None]
@@ -83,7 +87,7 @@ def run_replay(
     if record:
         from coldwatch.history import record_replay
 
-        record_replay(target or Path(path).name, res)
+        record_replay(target or Path(path).name, res, **(banner.fields(res) if banner is not None else {}))
     for x in extra:
         x.emit(res)
         x.close()
@@ -113,6 +117,7 @@ def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
     """One server: on one host, or spanning the head (HOST) and its --worker nodes."""
     from coldwatch.hosts import Host, open_host
     from coldwatch.monitor import Monitor
+    from coldwatch.outputs import settings_sinks
 
     extra = settings_sinks(settings)  # --report, --metrics, --pushgateway
     sinks = [*(sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)), *extra]
@@ -141,6 +146,7 @@ def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
 def run_fleet(targets: list[str], settings_for: Callable[[str], Settings], base: Settings) -> ExitCode:
     """Many independent servers at once: one table, one result with every target's verdict."""
     from coldwatch.fleet import Fleet
+    from coldwatch.outputs import settings_sinks
 
     mode = choose_output(base.output)
     extra = settings_sinks(base, "fleet")  # --metrics, --pushgateway: one set of series per target
@@ -174,6 +180,7 @@ def run_status(settings: Settings) -> ExitCode:
     from coldwatch.http import Ladder, make_client
     from coldwatch.judge import Judge
     from coldwatch.monitor import NVIDIA_SMI, local_port, policy_for
+    from coldwatch.outputs import settings_sinks
     from coldwatch.probes.log import LogSource
     from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample
     from coldwatch.supervisors import server_url, supervisor_for
@@ -181,7 +188,8 @@ def run_status(settings: Settings) -> ExitCode:
     sup = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
     policy = policy_for(settings, {})
     policy.stall_after = policy.timeout = 0.0
-    policy.tail = False
+    extra = settings_sinks(settings, "status")  # --report
+    policy.tail = bool(extra)
     j = Judge(policy, load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
     host = open_host(settings)
     try:
@@ -220,9 +228,14 @@ def run_status(settings: Settings) -> ExitCode:
     finally:
         host.close()
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
-    snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
+    drained = j.drain()
+    snap["warnings"] = [ev["message"] for ev in drained if ev["event"] == "warning"]
     code = status_code(snap)
     snap["exit_code"] = int(code)
+    for x in extra:
+        for ev in [*drained, snap]:
+            x.emit(ev)
+        x.close()
     if choose_output(settings.output, sys.stdout) == "json":
         JsonSink().emit(snap)
     else:

@@ -191,7 +191,7 @@ def timeline_svg(r: Report) -> str:
         anchor = "end" if x > W / 2 else "start"
         dx = -4 if anchor == "end" else 4
         body.append(f'<text x="{_f(x + dx)}" y="{top + 9}" text-anchor="{anchor}" fill="#c0392b" font-weight="600">{esc(label, 60)}</text>')
-    return _svg(height, body, "phase timeline", px_per_s=_f(axis.scale), x0=LEFT, end=_f(axis.end))
+    return _svg(height, body, "phase timeline", px_per_s=f"{axis.scale:.6g}", x0=LEFT, end=_f(axis.end))
 
 
 def _lane(axis: Axis, ln: Lane, y: float, h: float) -> list[str]:
@@ -247,7 +247,7 @@ def chart_svg(series: list[Series], bands: list[Span], end: float, unit: str, la
         body.append(f'<rect x="{lx}" y="{_f(ly - 8)}" width="10" height="3" fill="{colour}"/>')
         body.append(f'<text x="{lx + 14}" y="{_f(ly - 4)}">{esc(s.name, 22)}</text>')
     height = legend_y + ((len(series) - 1) // 6 + 1) * 14
-    return _svg(height, body, label, px_per_s=_f(axis.scale), x0=LEFT)
+    return _svg(height, body, label, px_per_s=f"{axis.scale:.6g}", x0=LEFT)
 
 
 def compare_svg(r: Report) -> str:
@@ -275,7 +275,7 @@ def compare_svg(r: Report) -> str:
         cls = ' class="slower"' if c.slower else ""
         body.append(f'<text x="{_f(axis.x(max(c.seconds, c.median or 0)) + 4)}" y="{_f(y + 13)}"{cls}>{text}</text>')
         y += row
-    return _svg(height, body, "this start against the history median", px_per_s=_f(axis.scale), x0=LEFT)
+    return _svg(height, body, "this start against the history median", px_per_s=f"{axis.scale:.6g}", x0=LEFT)
 
 
 def _page(title: str, body: list[str]) -> str:
@@ -313,7 +313,9 @@ def render(r: Report) -> str:
     if r.snapshot is not None:
         body += _snapshot(r.snapshot)
     body.append("<h2>Phases</h2>")
-    if r.spans:
+    if r.spans and all(s.end <= s.start for s in r.spans):  # a snapshot: the phases, not their times
+        body.append(f"<p>Seen in the log so far, in order: {esc(' → '.join(s.phase for s in r.spans), 400)}.</p>")
+    elif r.spans:
         body.append(timeline_svg(r))
         if r.lanes:
             body.append(
@@ -457,7 +459,7 @@ def _segments(rec: dict[str, Any]) -> list[tuple[str, float]]:
 def group_key(rec: dict[str, Any]) -> str:
     """What changes a start: engine and version, model, TP, the load path."""
     parts = [" ".join(str(rec[k]) for k in ("engine", "version") if rec.get(k)) or "engine ?"]
-    parts.append(str(rec.get("model") or "model ?"))
+    parts.append(str(rec.get("model_path") or rec.get("model") or "model ?"))
     parts.append(f"TP{rec['tp']}" if rec.get("tp") else "TP ?")
     parts.append(f"load: {rec['load']}" if rec.get("load") else "load path ?")
     return " · ".join(parts)
@@ -505,7 +507,7 @@ def render_history(records: list[dict[str, Any]], target: str | None) -> str:
             label += "" if out == "ready" else f" {esc(out, 20)}" + (f" in {esc(rec.get('phase'), 30)}" if rec.get("phase") else "")
             svg.append(f'<text x="{_f(min(axis.x(x) + 4, W - 140))}" y="{_f(y + 14)}">{label}</text>')
             y += row
-        body.append(_svg(height, svg, f"starts of {tgt}", px_per_s=_f(axis.scale), x0=LEFT))
+        body.append(_svg(height, svg, f"starts of {tgt}", px_per_s=f"{axis.scale:.6g}", x0=LEFT))
     if not records:
         body.append('<p class="note">No recorded starts.</p>')
     return _page(title, body)

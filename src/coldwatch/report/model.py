@@ -56,6 +56,44 @@ _BANNER = (
 )
 
 
+class Banner:
+    """A sink that reads the engine, its version, the model and the parallel sizes from the start's
+    own launch lines (``_log`` events)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, Any] = {}
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        if ev.get("event") == "_log":
+            self.line(str(ev.get("text") or ""))
+
+    def line(self, text: str) -> None:
+        found = self.found
+        if "engine" not in found:
+            if "ServerArgs(" in text or "sglang" in text[:200].lower():
+                found["engine"] = "sglang"
+            elif "vLLM" in text or "LLM engine (v" in text:
+                found["engine"] = "vllm"
+        if len(found) < len(_BANNER) + 1:
+            for pattern, key in _BANNER:
+                if key not in found:
+                    m = pattern.search(text)
+                    if m:
+                        found[key] = int(m.group(1)) if key in ("tp", "dp", "pp") else m.group(1)
+
+    def fields(self, res: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What a history record keeps: engine, version, model_path (the banner's), tp (dp, pp when logged)."""
+        out = dict(self.found)
+        if "model" in out:
+            out["model_path"] = out.pop("model")
+        if res and isinstance(res.get("engine"), str):
+            out["engine"] = res["engine"]
+        return out
+
+    def close(self) -> None:
+        pass
+
+
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
@@ -165,7 +203,8 @@ class Collector:
         self.target = target
         self.command = command
         self.info: dict[str, Any] = {}
-        self.banner: dict[str, Any] = {}
+        self._banner = Banner()
+        self.banner = self._banner.found
         self.seq: list[tuple[float, str]] = []
         self.lanes: dict[tuple[str | None, str | None], Lane] = {}
         self.gpu: dict[str, Series] = {}
@@ -230,16 +269,7 @@ class Collector:
         return lane
 
     def _log(self, t: float, text: str, rank: Any, node: Any) -> None:
-        if "engine" not in self.banner:
-            if "ServerArgs(" in text or "sglang" in text[:200].lower():
-                self.banner["engine"] = "sglang"
-            elif "vLLM" in text or "LLM engine (v" in text:
-                self.banner["engine"] = "vllm"
-        for pattern, key in _BANNER:
-            if key not in self.banner:
-                m = pattern.search(text)
-                if m:
-                    self.banner[key] = int(m.group(1)) if key in ("tp", "dp", "pp") else m.group(1)
+        self._banner.line(text)
         if rank or node:
             lane = self._lane(node, rank)
             if lane is not None and len(lane.ticks) < MAX_TICKS:
