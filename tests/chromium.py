@@ -75,6 +75,7 @@ class Browser:
 
         profile = tmp / "chromium-profile"
         profile.mkdir(parents=True, exist_ok=True)
+        (profile / "DevToolsActivePort").unlink(missing_ok=True)  # a reused profile's is stale
         self.proc = subprocess.Popen(
             [binary(), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
             stdout=subprocess.DEVNULL,
@@ -88,7 +89,11 @@ class Browser:
                 pytest.fail("chromium did not open its DevTools port")
             time.sleep(0.05)
         port, path = port_file.read_text().splitlines()[:2]
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{path}", timeout=60, suppress_origin=True)
+        try:
+            self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}{path}", timeout=60, suppress_origin=True)
+        except OSError:
+            self.close()
+            raise
         self.next_id = 0
         self.events: list[dict[str, Any]] = []
 

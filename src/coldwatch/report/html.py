@@ -131,7 +131,7 @@ def _bands(axis: Axis, bands: list[Span], top: float, bottom: float, labels: boo
             f'<rect class="band" data-phase="{esc(b.phase, 40)}" x="{_f(x0)}" y="{_f(top)}" width="{_f(max(x1 - x0, 0))}" '
             f'height="{_f(bottom - top)}" fill="{colour}" fill-opacity="0.12"/>'
         )
-        if labels and x1 - x0 > 40:
+        if labels and x1 - x0 > len(b.phase) * 6.5 + 8:
             out.append(f'<text x="{_f(x0 + 3)}" y="{_f(top + 11)}" fill="#555">{esc(b.phase, 40)}</text>')
     return out
 
@@ -230,7 +230,7 @@ def chart_svg(series: list[Series], bands: list[Span], end: float, unit: str, la
     body += axis.grid(top, bottom)
     for v in yt:
         body.append(f'<line x1="{LEFT}" y1="{_f(y(v))}" x2="{W - RIGHT}" y2="{_f(y(v))}" stroke="#eee"/>')
-        body.append(f'<text x="{LEFT - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{_f(v)} {esc(unit, 20)}</text>')
+        body.append(f'<text x="{LEFT - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{v:.3g} {esc(unit, 20)}</text>')
     legend_y = bottom + 30
     for i, s in enumerate(series):
         colour = LINE_COLOURS[i % len(LINE_COLOURS)]
