@@ -252,3 +252,21 @@ def test_pushgateway_from_the_environment(tmp_path: Path) -> None:
     env = {**os.environ, "COLDWATCH_METRICS": str(tmp_path / "nope" / "x.prom")}
     r = coldwatch("wait", "--log-cmd", "true", "--timeout", "1", env=env)
     assert r.returncode == 2 and "--metrics: folder" in r.stderr.decode()
+
+
+def test_fleet_gives_one_set_of_series_per_target(tmp_path: Path) -> None:
+    """A fleet's run: each target's ``target_result`` is its own set of series in one file."""
+    from coldwatch.metrics import MetricsSink
+
+    ready = json_lines(coldwatch("replay", str(READY_LOG), "-o", "json").stdout)[-1]
+    failed = json_lines(coldwatch("replay", str(FAILED_LOG), "-o", "json").stdout)[-1]
+    out = tmp_path / "fleet.prom"
+    sink = MetricsSink("fleet of 2", out, None)
+    sink.emit({**ready, "event": "target_result", "target": "gpu-a"})
+    sink.emit({**failed, "event": "target_result", "target": "gpu-b"})
+    sink.emit({"event": "result", "t": 1.0, "ts": None, "outcome": "failed", "exit_code": 3, "phases": [], "targets": [{}, {}]})
+    text = out.read_text()
+    assert promtool(text).returncode == 0
+    got = samples(text)
+    assert got['coldwatch_start_ready{target="gpu-a"}'] == 1 and got['coldwatch_start_ready{target="gpu-b"}'] == 0
+    assert 'target="fleet of 2"' not in text

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from chromium import Browser, Page
 from conftest import SHARED_LOGS, coldwatch, json_lines
+from test_bandwidth import loopfs, watch_load  # noqa: F401 - loopfs is a fixture
 
+from coldwatch.report import Collector, render
 from coldwatch.sim import spawn
 
 READY_LOG = SHARED_LOGS / "001-sglang-laguna-int4-dflash-dgx-spark-ready.log"
@@ -274,3 +276,70 @@ def test_report_does_not_change_the_verdict_or_the_stream(tmp_path: Path) -> Non
     r = coldwatch("replay", str(FAILED_LOG), "-o", "json", "--report", str(tmp_path / "x.html"))
     assert r.returncode == plain.returncode == 3
     assert json_lines(r.stdout) == json_lines(plain.stdout) and (tmp_path / "x.html").stat().st_size > 0
+
+
+def test_load_chart_from_a_real_load_on_a_loop_device(loopfs: tuple[Path, str], tmp_path: Path, browser: Browser) -> None:  # noqa: F811
+    """A real load (the stand-in loader on a loop device, read by the real streaming sampler, judged by
+    the judge): the report draws the server's read rate and what the device delivered, and states the
+    load's verdict line (the ``load`` event's when there was one)."""
+    model, _ = loopfs
+    events = watch_load(model, "cpu", "cold")
+    said = [e for e in events if e["event"] == "load" and e["verdict"]]
+    line = said[-1]["line"] if said else next(e["line"] for e in reversed(events) if e["event"] == "_load")
+    c = Collector("loop", "wait")
+    for ev in events:
+        c.emit(ev)
+    c.emit(
+        {
+            "event": "result",
+            "t": events[-1]["t"],
+            "ts": None,
+            "outcome": "incomplete",
+            "phases": [{"phase": "weight_load", "start": 0.0, "end": None}],
+        }
+    )
+    rep = c.report({}, 0)
+    assert rep.load_rate.points and rep.disk_rate.points and rep.load_verdict == (said[-1]["verdict"] if said else None)
+    out = tmp_path / "load.html"
+    out.write_text(render(rep))
+    page = browser.open(out.as_uri())
+    _assert_offline(page, out.as_uri())
+    names = page.eval("[...document.querySelectorAll('svg[aria-label=\"load bandwidth\"] polyline.series')].map(p => p.dataset.name)")
+    assert names == ["server read rate", "disk delivered"]
+    assert line[:60] in page.eval("document.body.innerText")
+
+
+def test_culprit_rank_is_marked_from_the_result_ranks(tmp_path: Path) -> None:
+    """A stall whose result carries ``ranks``: every rank gets its lane with its state and innermost
+    frame, the one the reason names is the culprit (red), and the mark stands at the stall."""
+    c = Collector("gpu-a", "wait")
+    c.emit({"event": "phase", "t": 1.0, "phase": "weight_load", "rank": "TP0", "evidence": "Load weight begin."})
+    for r in range(4):
+        c.emit({"event": "_log", "t": 2.0 + r, "text": "Load weight begin.", "rank": f"TP{r}"})
+    c.emit({"event": "stall", "t": 40.0, "message": "no liveness"})
+    ranks = [
+        {"rank": r, "node": None, "pid": 100 + r, "state": "waiting", "frames": ["all_reduce (torch/distributed.py:10)"]} for r in range(4)
+    ]
+    ranks[2] = {"rank": 2, "node": None, "pid": 102, "state": "blocked", "frames": ["read (safetensors/<hostile>.py:3)", "load"]}
+    c.emit(
+        {
+            "event": "result",
+            "t": 40.0,
+            "ts": "2026-05-30T10:00:40.000Z",
+            "outcome": "stalled",
+            "exit_code": 5,
+            "phase": "weight_load",
+            "failure_kind": None,
+            "reason": "stalled in weight_load: TP2 blocked in read (safetensors/<hostile>.py:3), the others wait",
+            "phases": [{"phase": "weight_load", "start": 1.0, "end": None}],
+            "ranks": ranks,
+        }
+    )
+    rep = c.report({}, 0)
+    lanes = {ln.label: ln for ln in rep.lanes}
+    assert set(lanes) == {"TP0", "TP1", "TP2", "TP3"} and [ln.label for ln in rep.lanes if ln.culprit] == ["TP2"]
+    assert lanes["TP2"].state == "blocked" and lanes["TP2"].frame is not None and lanes["TP2"].frame.startswith("read (")
+    assert rep.mark == (40.0, "STALLED")
+    text = render(rep)
+    assert 'class="culprit">TP2 · blocked' in text and "&lt;hostile&gt;" in text and "<hostile>" not in text
+    assert "<h2>Where it is stuck</h2>" in text
