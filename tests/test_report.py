@@ -203,7 +203,7 @@ def test_wait_report_in_chromium(tmp_path: Path, browser: Browser) -> None:
 
 def test_history_report_stacks_each_start_by_phase(tmp_path: Path, browser: Browser) -> None:
     """history --report: one stacked bar per recorded start, its segments as long as its phases, grouped
-    by model and TP; two models give two groups."""
+    by model and TP (two models: two groups), a group of ready starts led by its median start."""
     for log in (READY_LOG, READY_LOG, SHARED_LOGS / "027-sglang-docs-llama31-8b-quickstart-ready.log"):
         assert coldwatch("replay", str(log), "--record", "--target", "gpu-a").returncode == 0
     out = tmp_path / "history.html"
@@ -214,6 +214,7 @@ def test_history_report_stacks_each_start_by_phase(tmp_path: Path, browser: Brow
     _assert_offline(page, out.as_uri())
     groups = page.eval("[...document.querySelectorAll('h2')].map(h => h.textContent)")
     assert len(groups) == 2 and all(g.startswith("gpu-a") for g in groups)
+    assert "median of 2" in page.eval("document.body.innerText")  # the group with two ready starts leads with its median
     svgs = page.eval("[...document.querySelectorAll('svg[aria-label=\"starts of gpu-a\"]')].length")
     assert svgs == 2
     g = _spans_geometry(page, "starts of gpu-a", "rect.seg")

@@ -86,8 +86,11 @@ def _ticks(span: float, n: int = 8) -> list[float]:
     if span <= 0:
         return [0.0]
     raw = span / n
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    if raw > 20:  # minutes and hours on round marks
+        step = next((m for m in (30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200) if m >= raw), 3600 * math.ceil(raw / 3600))
+    else:
+        mag = 10 ** math.floor(math.log10(raw))
+        step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     out, x = [], 0.0
     while x <= span + 1e-9:
         out.append(round(x, 6))
@@ -456,6 +459,18 @@ def _segments(rec: dict[str, Any]) -> list[tuple[str, float]]:
     ]
 
 
+def median_segments(records: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """Each phase's median seconds over the records, in phase order."""
+    import statistics
+
+    per: dict[str, list[float]] = {}
+    for r in records:
+        for ph, d in _segments(r):
+            per.setdefault(ph, []).append(d)
+    order = sorted(per, key=lambda ph: PHASES.index(ph) if ph in PHASES else 99)
+    return [(ph, statistics.median(per[ph] + [0.0] * (len(records) - len(per[ph])))) for ph in order]
+
+
 def group_key(rec: dict[str, Any]) -> str:
     """What changes a start: engine and version, model, TP, the load path."""
     parts = [" ".join(str(rec[k]) for k in ("engine", "version") if rec.get(k)) or "engine ?"]
@@ -471,7 +486,7 @@ def render_history(records: list[dict[str, Any]], target: str | None) -> str:
     for rec in records:
         groups.setdefault((str(rec.get("target")), group_key(rec)), []).append(rec)
     peak = max([sum(d for _, d in _segments(r)) for r in records] + [1.0])
-    axis = Axis(peak)
+    axis = Axis(peak * 1.15)  # room for each bar's total
     title = f"coldwatch history: {esc(target, 120)}" if target else "coldwatch history"
     body = [f"<h1>{title}</h1>", f'<p class="sub">{len(records)} recorded starts · coldwatch {__version__}</p>']
     seen = {ph for r in records for ph, _ in _segments(r)}
@@ -484,18 +499,22 @@ def render_history(records: list[dict[str, Any]], target: str | None) -> str:
     for (tgt, key), recs in groups.items():
         recs.sort(key=lambda r: str(r.get("ts") or ""))
         body.append(f"<h2>{esc(tgt, 120)} · {esc(key, 300)}</h2>")
+        ready = [r for r in recs if r.get("outcome") == "ready"]
+        rows: list[dict[str, Any]] = recs
+        if len(ready) >= 2:  # the group's usual start first: each phase's median over its ready starts
+            rows = [{"median": len(ready), "outcome": "ready", "segments": median_segments(ready)}, *recs]
         row, top = 20, 6
-        height = top + len(recs) * row + 24
+        height = top + len(rows) * row + 24
         svg = axis.grid(top, height - 22)
         y = top
-        for rec in recs:
-            when = str(rec.get("ts") or "")[:16].replace("T", " ")
+        for rec in rows:
+            when = f"median of {rec['median']}" if "median" in rec else str(rec.get("ts") or "")[:16].replace("T", " ")
             out = str(rec.get("outcome") or "?")
             svg.append(
                 f'<text x="{LEFT - 8}" y="{_f(y + 14)}" text-anchor="end">{esc(when or "?", 20)}{"" if out == "ready" else " ✗"}</text>'
             )
             x = 0.0
-            for ph, d in _segments(rec):
+            for ph, d in rec["segments"] if "segments" in rec else _segments(rec):
                 x0, x1 = axis.x(x), axis.x(x + d)
                 svg.append(
                     f'<rect class="seg" data-phase="{esc(ph, 40)}" data-seconds="{_f(d)}" x="{_f(x0)}" y="{_f(y + 3)}" '
@@ -504,8 +523,10 @@ def render_history(records: list[dict[str, Any]], target: str | None) -> str:
                 )
                 x += d
             label = secs(float(rec["total"])) if isinstance(rec.get("total"), int | float) else secs(x)
+            if "median" in rec:
+                svg.append(f'<rect x="{LEFT}" y="{_f(y + row - 3)}" width="{_f(axis.x(x) - LEFT)}" height="1.5" fill="#333"/>')
             label += "" if out == "ready" else f" {esc(out, 20)}" + (f" in {esc(rec.get('phase'), 30)}" if rec.get("phase") else "")
-            svg.append(f'<text x="{_f(min(axis.x(x) + 4, W - 140))}" y="{_f(y + 14)}">{label}</text>')
+            svg.append(f'<text x="{_f(axis.x(x) + 4)}" y="{_f(y + 14)}">{label}</text>')
             y += row
         body.append(_svg(height, svg, f"starts of {tgt}", px_per_s=f"{axis.scale:.6g}", x0=LEFT))
     if not records:
