@@ -270,3 +270,16 @@ def test_fleet_gives_one_set_of_series_per_target(tmp_path: Path) -> None:
     got = samples(text)
     assert got['coldwatch_start_ready{target="gpu-a"}'] == 1 and got['coldwatch_start_ready{target="gpu-b"}'] == 0
     assert 'target="fleet of 2"' not in text
+
+
+def test_unreachable_host_still_leaves_its_figures_and_report(tmp_path: Path) -> None:
+    """wait on a host that refuses SSH (exit 4): the metrics file says not ready with exit code 4 and
+    outcome unreachable, and the report says UNREACHABLE with the reason."""
+    prom, page = tmp_path / "u.prom", tmp_path / "u.html"
+    r = coldwatch("wait", f"127.0.0.1:{free_port()}", "--metrics", str(prom), "--report", str(page), "--target", "gpu-x")
+    assert r.returncode == 4
+    got = samples(prom.read_text())
+    assert got['coldwatch_start_ready{target="gpu-x"}'] == 0 and got['coldwatch_start_exit_code{target="gpu-x"}'] == 4
+    assert any(k.startswith('coldwatch_start_duration_seconds{target="gpu-x",outcome="unreachable"}') for k in got)
+    assert promtool(prom.read_text()).returncode == 0
+    assert "UNREACHABLE" in page.read_text() and "cannot connect" in page.read_text()

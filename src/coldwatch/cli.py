@@ -605,6 +605,11 @@ def _finish(args: list[str], code: int, reason: str) -> None:
     if command in ("wait", "demo"):
         with contextlib.suppress(ColdwatchError):  # a bad --junit was the error: nothing more to write
             sinks += ci_sinks(junit, os.environ, "plain", _title(args, command))
+    if command == "wait" and _RUN.get("settings") is not None:  # --report, --metrics, --pushgateway say it too
+        from coldwatch.outputs import settings_sinks
+
+        with contextlib.suppress(ColdwatchError):  # a bad --report or --metrics was the error
+            sinks += settings_sinks(_RUN["settings"])
     for sink in sinks:
         with contextlib.suppress(Exception):
             sink.emit(res)
