@@ -33,6 +33,8 @@ MAX_POINTS = 4000
 MAX_TICKS = 1500
 """Log activity marks per lane (rounded to TICK_RES seconds)."""
 TICK_RES = 0.5
+BANNER_LINES = 5000
+"""The launch banner is looked for in this many first lines of the start."""
 MAX_EXCERPTS = 40
 CONTEXT = 2
 """Log lines kept before and after a phase boundary."""
@@ -62,12 +64,16 @@ class Banner:
 
     def __init__(self) -> None:
         self.found: dict[str, Any] = {}
+        self.seen = 0
 
     def emit(self, ev: dict[str, Any]) -> None:
         if ev.get("event") == "_log":
             self.line(str(ev.get("text") or ""))
 
     def line(self, text: str) -> None:
+        self.seen += 1
+        if self.seen > BANNER_LINES:  # the launch lines are long past
+            return
         found = self.found
         if "engine" not in found:
             if "ServerArgs(" in text or "sglang" in text[:200].lower():
@@ -274,7 +280,7 @@ class Collector:
             lane = self._lane(node, rank)
             if lane is not None and len(lane.ticks) < MAX_TICKS:
                 lane.ticks.add(round(t / TICK_RES) * TICK_RES)
-        m = _AVAIL.search(text)
+        m = _AVAIL.search(text) if "mem=" in text else None
         if m:
             who = str(rank) if rank else "server"
             if node:
