@@ -344,3 +344,52 @@ def test_culprit_rank_is_marked_from_the_result_ranks(tmp_path: Path) -> None:
     text = render(rep)
     assert 'class="culprit">TP2 · blocked' in text and "&lt;hostile&gt;" in text and "<hostile>" not in text
     assert "<h2>Where it is stuck</h2>" in text
+
+
+def test_multinode_lanes_and_nodes_table() -> None:
+    """Events tagged with their node: a lane per node and rank, GPUs named per node, and the result's
+    ``nodes`` as a table naming the node at fault."""
+    c = Collector("gpu-a", "wait")
+    c.emit({"event": "phase", "t": 1.0, "phase": "weight_load", "rank": "TP0", "node": "gpu-a", "evidence": "Load weight begin."})
+    c.emit({"event": "phase", "t": 3.0, "phase": "weight_load", "rank": "TP8", "node": "gpu-b", "evidence": "Load weight begin."})
+    c.emit({"event": "gpu", "t": 2.0, "node": "gpu-b", "gpus": [{"index": 0, "used_mib": 2048, "total_mib": 81920, "util": 5}]})
+    c.emit({"event": "gpu", "t": 4.0, "node": "gpu-b", "gpus": [{"index": 0, "used_mib": 40960, "total_mib": 81920, "util": 9}]})
+    nodes = [
+        {
+            "node": "gpu-a",
+            "head": True,
+            "ranks": "TP0-TP7",
+            "phase": "weight_load",
+            "outcome": "pending",
+            "failure_kind": None,
+            "reason": "",
+        },
+        {
+            "node": "gpu-b",
+            "head": False,
+            "ranks": "TP8-TP15",
+            "phase": "weight_load",
+            "outcome": "failed",
+            "failure_kind": "nccl",
+            "reason": "NCCL error: <unhandled system error>",
+        },
+    ]
+    c.emit(
+        {
+            "event": "result",
+            "t": 9.0,
+            "ts": None,
+            "outcome": "failed",
+            "exit_code": 3,
+            "failure_kind": "nccl",
+            "reason": "gpu-b (TP8-TP15): NCCL error",
+            "phases": [{"phase": "weight_load", "start": 1.0, "end": None}],
+            "nodes": nodes,
+        }
+    )
+    rep = c.report({}, 0)
+    assert [ln.label for ln in rep.lanes] == ["gpu-a TP0", "gpu-b TP8"]
+    assert [s.name for s in rep.gpu] == ["gpu-b GPU0"] and rep.gpu_capacity == 80.0
+    text = render(rep)
+    assert "<h2>Nodes</h2>" in text and "gpu-b</td><td>TP8-TP15" in text and "NCCL error: &lt;unhandled system error&gt;" in text
+    assert rep.mark == (9.0, "FAILED [nccl]")

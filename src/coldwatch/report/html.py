@@ -310,7 +310,9 @@ def render(r: Report) -> str:
         f"<tr><td>parallelism</td><td>{esc(par or 'not logged', 60)}</td></tr>",
         f"<tr><td>outcome</td><td>{esc(r.outcome, 20)}" + (f" (exit {r.exit_code})" if r.exit_code is not None else "") + "</td></tr>",
         f"<tr><td>cause</td><td>{esc(cause + r.reason, 500)}</td></tr>",
-        f"<tr><td>total</td><td>{secs(r.total)}</td></tr>",
+        f"<tr><td>total</td><td>{secs(r.total)}"
+        + (f" (usually {secs(r.usual_total)}, the median of earlier ready starts)" if r.usual_total is not None else "")
+        + "</td></tr>",
         "</table>",
     ]
     if r.snapshot is not None:
@@ -333,8 +335,7 @@ def render(r: Report) -> str:
     end = max([s.end for s in r.spans] + [r.total, 1.0])
     body.append("<h2>GPU memory</h2>")
     if r.gpu:
-        ymax = None
-        body.append(chart_svg(r.gpu, r.bands, end, r.gpu_unit.split()[0], f"GPU memory ({r.gpu_unit})", ymax))
+        body.append(chart_svg(r.gpu, r.bands, end, r.gpu_unit.split()[0], f"GPU memory ({r.gpu_unit})", r.gpu_capacity))
         body.append(f'<p class="note">{esc(r.gpu_unit, 20)} per GPU, from {esc(r.gpu_source, 80)}; the bands are the phases.</p>')
     else:
         body.append('<p class="note">No GPU memory figures: no GPU samples, and no avail mem= lines in the log.</p>')

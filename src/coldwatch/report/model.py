@@ -189,12 +189,15 @@ class Report:
     gpu: list[Series]
     gpu_unit: str
     gpu_source: str
+    gpu_capacity: float | None
+    """The largest GPU's memory (GiB), when the samples gave it: the chart's top."""
     load_rate: Series
     disk_rate: Series
     load_verdict: str | None
     load_line: str | None
     compare: list[Compare]
     history_starts: int
+    usual_total: float | None
     excerpts: list[Excerpt]
     ranks: list[dict[str, Any]]
     nodes: list[dict[str, Any]]
@@ -393,12 +396,14 @@ class Collector:
             gpu=gpu,
             gpu_unit=unit,
             gpu_source=source,
+            gpu_capacity=max(self.gpu_total.values()) if self.gpu and self.gpu_total else None,
             load_rate=self.load_rate,
             disk_rate=self.disk_rate,
             load_verdict=self.load_verdict,
             load_line=self.load_line,
             compare=compare,
             history_starts=history_starts,
+            usual_total=baseline.get("total"),
             excerpts=excerpts,
             ranks=ranks,
             nodes=nodes,
