@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
@@ -121,6 +122,8 @@ def test_replay_report_page_renders_offline_and_bars_match_the_phases(tmp_path: 
     assert max(g["shapes"], key=lambda s: s["w"])["phase"] == longest["phase"]
     html = page.eval("document.body.innerText")
     assert "READY" in html and "Log excerpts" in html and "weight_load begins" in html
+    pdf = page.call("Page.printToPDF", {"printBackground": True})["data"]
+    assert base64.b64decode(pdf).startswith(b"%PDF")  # it prints
 
 
 def test_failed_start_is_marked_where_it_failed_with_its_cause(tmp_path: Path, browser: Browser) -> None:
@@ -393,3 +396,9 @@ def test_multinode_lanes_and_nodes_table() -> None:
     text = render(rep)
     assert "<h2>Nodes</h2>" in text and "gpu-b</td><td>TP8-TP15" in text and "NCCL error: &lt;unhandled system error&gt;" in text
     assert rep.mark == (9.0, "FAILED [nccl]")
+
+
+def test_report_of_a_fleet_is_a_usage_error() -> None:
+    """A report shows one server's start: with several HOSTs --report is exit 2 and says so."""
+    r = coldwatch("wait", "gpu-a", "gpu-b", "--report", "fleet.html")
+    assert r.returncode == 2 and "--report: a report shows one server's start" in r.stderr.decode()
