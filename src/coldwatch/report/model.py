@@ -480,7 +480,7 @@ class Collector:
 def _names(reason: str, lane: Lane) -> bool:
     if not lane.rank:
         return False
-    if lane.rank in reason:
+    if re.search(rf"(?<![\w-]){re.escape(lane.rank)}(?![\w])", reason):  # TP2, not TP25
         return lane.node is None or lane.node in reason
     return False
 
