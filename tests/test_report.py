@@ -398,7 +398,8 @@ def test_multinode_lanes_and_nodes_table() -> None:
     assert rep.mark == (9.0, "FAILED [nccl]")
 
 
-def test_report_of_a_fleet_is_a_usage_error() -> None:
-    """A report shows one server's start: with several HOSTs --report is exit 2 and says so."""
-    r = coldwatch("wait", "gpu-a", "gpu-b", "--report", "fleet.html")
+def test_report_of_a_fleet_is_a_usage_error(tmp_path: Path) -> None:
+    """A report shows one server's start: with several HOSTs --report is exit 2, says so, writes nothing."""
+    r = coldwatch("wait", "gpu-a", "gpu-b", "--report", str(tmp_path / "fleet.html"))
     assert r.returncode == 2 and "--report: a report shows one server's start" in r.stderr.decode()
+    assert list(tmp_path.iterdir()) == []

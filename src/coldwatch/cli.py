@@ -605,11 +605,13 @@ def _finish(args: list[str], code: int, reason: str) -> None:
     if command in ("wait", "demo"):
         with contextlib.suppress(ColdwatchError):  # a bad --junit was the error: nothing more to write
             sinks += ci_sinks(junit, os.environ, "plain", _title(args, command))
-    if command == "wait" and _RUN.get("settings") is not None:  # --report, --metrics, --pushgateway say it too
+    s = _RUN.get("settings")
+    if command == "wait" and s is not None:  # --report, --metrics, --pushgateway say it too
         from coldwatch.outputs import settings_sinks
 
+        fleet = len(_positional(args[1:])) > 1 or s.targets_file is not None
         with contextlib.suppress(ColdwatchError):  # a bad --report or --metrics was the error
-            sinks += settings_sinks(_RUN["settings"])
+            sinks += settings_sinks(s, "fleet" if fleet else "wait")
     for sink in sinks:
         with contextlib.suppress(Exception):
             sink.emit(res)
