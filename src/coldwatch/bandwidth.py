@@ -200,6 +200,7 @@ class Tracker:
             "devices": list(t.devices) if t else [],
             "cached_share": round(share, 3) if share is not None else None,
             "rate_mb_s": round(r.rate / 1e6, 1) if r else None,
+            "disk_mb_s": round(r.device_rate / 1e6, 1) if r and r.device_rate is not None else None,
             "device": r.device if r else None,
             "util": round(r.util, 3) if r and r.util is not None else None,
             "core": round(r.core, 3) if r and r.core is not None else None,

@@ -82,6 +82,9 @@ def replay(
             show_default=False,
         ),
     ] = None,
+    report: ReportOpt = None,
+    metrics: MetricsOpt = None,
+    pushgateway: PushgatewayOpt = None,
 ) -> None:
     """Tell the story of a cold start from a saved log: phase timeline and verdict."""
     from coldwatch.commands import run_replay
@@ -91,7 +94,7 @@ def replay(
     if engine not in ("auto", "sglang", "vllm"):
         raise ConfigError(f"--engine: expected auto, sglang or vllm, got {engine!r}")
     stall = parse_duration(stall_after, "--stall-after") if stall_after is not None else 0.0
-    code = run_replay(log, engine, rules or [], output, record, target, max_restarts, stall)
+    code = run_replay(log, engine, rules or [], output, record, target, max_restarts, stall, (report, metrics, pushgateway))
     raise typer.Exit(int(code))
 
 
@@ -203,6 +206,18 @@ JunitOpt = Annotated[
     typer.Option(
         "--junit", metavar="FILE", help="Also write JUnit XML here (one test case per target), for CI test reports.", show_default=False
     ),
+]
+ReportOpt = Annotated[
+    Optional[Path],
+    typer.Option("--report", metavar="FILE", help="Also write an offline HTML report of the start here.", show_default=False),
+]
+MetricsOpt = Annotated[
+    Optional[Path],
+    typer.Option("--metrics", metavar="FILE", help="Also write the start's figures here, Prometheus text format.", show_default=False),
+]
+PushgatewayOpt = Annotated[
+    Optional[str],
+    typer.Option("--pushgateway", metavar="URL", help="Push the start's figures to this Prometheus Pushgateway.", show_default=False),
 ]
 ContainerOpt = Annotated[
     Optional[str],
@@ -340,6 +355,9 @@ def wait(
     container: ContainerOpt = None,
     runtime: RuntimeOpt = None,
     port: PortOpt = None,
+    report: ReportOpt = None,
+    metrics: MetricsOpt = None,
+    pushgateway: PushgatewayOpt = None,
 ) -> None:
     """Watch a cold start until ready, failed, stalled or the deadline; exit with its code.
 
@@ -389,6 +407,7 @@ def status(
     pid: PidOpt = None,
     max_restarts: MaxRestartsOpt = None,
     rules: RulesOpt = None,
+    report: ReportOpt = None,
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting. The
     outcome and exit code are the judge's that `wait` uses (same grace, restart and death rules)."""
@@ -406,12 +425,16 @@ def status(
 def history(
     target: Annotated[Optional[str], typer.Argument(metavar="TARGET", help="Only this target.", show_default=False)] = None,
     output: OutputOpt = "auto",
+    report: Annotated[
+        Optional[Path],
+        typer.Option("--report", metavar="FILE", help="Also write an HTML page comparing the recorded starts.", show_default=False),
+    ] = None,
 ) -> None:
     """Past cold starts per target with phase durations (the ETA baseline)."""
     from coldwatch.commands import run_history
 
     _check_output(output, ("auto", "plain", "json", "live"))
-    raise typer.Exit(int(run_history(target, output)))
+    raise typer.Exit(int(run_history(target, output, report)))
 
 
 DEMO_SCENARIOS = (
@@ -536,6 +559,13 @@ def _finish(args: list[str], code: int, reason: str) -> None:
     if command in ("wait", "demo"):
         with contextlib.suppress(ColdwatchError):  # a bad --junit was the error: nothing more to write
             sinks += ci_sinks(junit, os.environ, "plain", _title(args, command))
+    s = _RUN.get("settings")
+    if command == "wait" and s is not None:  # --report, --metrics, --pushgateway say it too
+        from coldwatch.outputs import settings_sinks
+
+        fleet = len(_positional(args[1:])) > 1 or s.targets_file is not None
+        with contextlib.suppress(ColdwatchError):  # a bad --report or --metrics was the error
+            sinks += settings_sinks(s, "fleet" if fleet else "wait")
     for sink in sinks:
         with contextlib.suppress(Exception):
             sink.emit(res)
@@ -557,6 +587,7 @@ _VALUED = {
     "--unit", "--log-cmd", "--gpu-cmd", "--url", "--model", "--api-key", "--timeout", "--interval", "--stall-after",
     "--pid", "--check", "--config", "--profile", "--output", "-o", "--max-restarts", "--engine", "--rules", "--target",
     "--reconnect-for", "--junit", "--scenario", "--speed", "--container", "--runtime", "--port",
+    "--report", "--metrics", "--pushgateway",
 }  # fmt: skip
 
 

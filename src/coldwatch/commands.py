@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -39,6 +40,11 @@ def _guarded(stream: BinaryIO, path: str) -> Iterator[bytes]:
         raise ConfigError(f"{path}: read failed: {exc.strerror or exc}") from None
 
 
+def fan_out(sinks: list[Sink], ev: dict[str, Any]) -> None:
+    for s in sinks:
+        s.emit(ev)
+
+
 def run_replay(
     path: str,
     engine: str,
@@ -48,20 +54,29 @@ def run_replay(
     target: str | None,
     max_restarts: int = 0,
     stall_after: float = 0.0,
+    files: tuple[Path | None, Path | None, str | None] = (None, None, None),
 ) -> ExitCode:
     if record and target is None and path == "-":
         raise ConfigError("replay --record -: a log on stdin has no name to record it under; give --target NAME")
     rules = load_rules(rule_files)
     mode = choose_output(output, sys.stdout)
     sink: Sink | None = JsonSink() if mode == "json" else None
+    from coldwatch.outputs import output_sinks
+    from coldwatch.report.model import Banner
+
+    extra = output_sinks(target or ("stdin" if path == "-" else Path(path).name), "replay", *files)  # --report, --metrics
+    banner = Banner() if record else None  # engine, model, TP from the launch lines, for the record
+    extra += [banner] if banner is not None else []
+    policy = dataclasses.replace(replay_policy(max_restarts, stall_after), tail=bool(extra))  # the report's log excerpts
+    sinks = [s for s in (sink, *extra) if s is not None]
     stream, close = _open_log(path)
     try:
         j, verdict = replay(
             text_chunks(_guarded(stream, path), "stdin" if path == "-" else path),
             rules,
             None if engine == "auto" else engine,
-            sink.emit if sink is not None else None,
-            policy=replay_policy(max_restarts, stall_after),
+            (lambda ev: fan_out(sinks, ev)) if sinks else None,
+            policy=policy,
         )
     finally:
         if close:
@@ -72,7 +87,10 @@ def run_replay(
     if record:
         from coldwatch.history import record_replay
 
-        record_replay(target or Path(path).name, res)
+        record_replay(target or Path(path).name, res, **(banner.fields(res) if banner is not None else {}))
+    for x in extra:
+        x.emit(res)
+        x.close()
     if sink is not None:
         sink.emit(res)
         return ExitCode(verdict.exit_code)
@@ -99,8 +117,10 @@ def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
     """One server: on one host, or spanning the head (HOST) and its --worker nodes."""
     from coldwatch.hosts import open_host
     from coldwatch.monitor import Monitor
+    from coldwatch.outputs import settings_sinks
 
-    sinks = sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)
+    extra = settings_sinks(settings)  # --report, --metrics, --pushgateway
+    sinks = [*(sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)), *extra]
     opened: list[Any] = []
     try:
         host = open_host(settings)
@@ -126,13 +146,16 @@ def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
 def run_fleet(targets: list[str], settings_for: Callable[[str], Settings], base: Settings) -> ExitCode:
     """Many independent servers at once: one table, one result with every target's verdict."""
     from coldwatch.fleet import Fleet
+    from coldwatch.outputs import settings_sinks
 
     mode = choose_output(base.output)
+    extra = settings_sinks(base, "fleet")  # --metrics, --pushgateway: one set of series per target
     sinks = make_sinks(base.output, f"fleet of {len(targets)}", base.timeout, base.junit)
     if mode == "live":  # the panel shows the fleet's table, not one server's phases
         from coldwatch.fleet import TableOnly
 
         sinks = [TableOnly(sinks[0]), *sinks[1:]]
+    sinks += extra
     try:
         res = Fleet(targets, settings_for, base, sinks).run()
     finally:
@@ -156,16 +179,24 @@ def status_snapshot(settings: Settings, host: Host) -> dict[str, Any]:
     from coldwatch.events import event
     from coldwatch.judge import Judge
     from coldwatch.monitor import status_policy
+    from coldwatch.outputs import settings_sinks
     from coldwatch.probes.node import NodeProbe
 
-    j = Judge(status_policy(settings), load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
+    extra = settings_sinks(settings, "status")  # --report
+    policy = dataclasses.replace(status_policy(settings), tail=bool(extra))
+    j = Judge(policy, load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
     probe = NodeProbe(settings.host or "localhost", settings, host, lambda r, gen: None, lambda: 0.0, http=True)
     for reading in probe.once(STATUS_HTTP_BUDGET):
         probe.apply(j.observe(reading, 0.0))
     v = j.settle(0.0)
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
-    snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
+    drained = j.drain()
+    snap["warnings"] = [ev["message"] for ev in drained if ev["event"] == "warning"]
     snap["exit_code"] = int(v.exit_code) if v is not None else int(ExitCode.TIMEOUT)
+    for x in extra:
+        for ev in [*drained, snap]:
+            x.emit(ev)
+        x.close()
     return snap
 
 
@@ -187,10 +218,14 @@ def run_status(settings: Settings) -> ExitCode:
     return ExitCode(snap["exit_code"])
 
 
-def run_history(target: str | None, output: str) -> ExitCode:
+def run_history(target: str | None, output: str, report: Path | None = None) -> ExitCode:
     from coldwatch import history
 
     recs = [r for r in history.load() if target is None or r.get("target") == target]
+    if report is not None:
+        from coldwatch.report import write_history_report
+
+        write_history_report(report, recs, target)
     if choose_output(output, sys.stdout) == "json":
         sink = JsonSink()
         for r in recs:

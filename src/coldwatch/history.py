@@ -94,8 +94,8 @@ def make_record(target: str, result: dict[str, Any], **extra: Any) -> dict[str, 
     }
 
 
-def record_replay(target: str, result: dict[str, Any]) -> None:
-    append(make_record(target, result, source="replay"))
+def record_replay(target: str, result: dict[str, Any], **extra: Any) -> None:
+    append(make_record(target, result, source="replay", **extra))
 
 
 def baseline(target: str, model: str | None = None, records: list[dict[str, Any]] | None = None) -> dict[str, float]:

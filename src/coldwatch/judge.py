@@ -455,7 +455,9 @@ class Judge:
             if v is not None:
                 self.emit("load", t, verdict=v.kind, line=v.line, **self.bw.fields())
             if loading and self.bw.last is not None:
-                self._events.append({"event": "_load", "t": round(t, 3), "line": self.bw.last.line, "verdict": self.bw.last.kind})
+                self._events.append(
+                    {"event": "_load", "t": round(t, 3), "line": self.bw.last.line, "verdict": self.bw.last.kind, **self.bw.fields()}
+                )
         compilers = sorted({c for c in sample.children if c in COMPILERS})
         if compilers:
             self.evidence["compile"] = t

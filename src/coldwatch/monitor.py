@@ -338,6 +338,8 @@ class Monitor:
             model_path=self.judge.etas.model,
             tp=self.judge.etas.tp,
             cmd_hash=history.cmd_hash(last.cmdline if last else None),
+            engine=self.judge.c.state.engine,
+            load=self.judge.bw.kind,  # the load path's verdict: history --report groups by it
             source="wait",
         )
         try:

@@ -69,6 +69,9 @@ class Settings:
     container: str | None = None
     runtime: str = "auto"
     port: int | None = None
+    report: Path | None = None
+    metrics: Path | None = None
+    pushgateway: str | None = None
     url_given: bool = field(default=False, repr=False)
     """--url came from some source (else a container's published port, or --port, chooses it)."""
 
@@ -91,7 +94,7 @@ class Settings:
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
-_PATHS = {"known_hosts", "ssh_config", "identity", "junit", "targets_file"}
+_PATHS = {"known_hosts", "ssh_config", "identity", "junit", "targets_file", "report", "metrics"}
 _INTERNAL = {"url_given", "node_overrides"}
 """Fields no source sets by name."""
 _CHECKS = ("reasoning", "tools")
@@ -214,6 +217,10 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: expected auto, sglang or vllm, got {value!r}")
     if name in ("log_cmd", "gpu_cmd") and ("\n" in value or "\x00" in value):
         raise ConfigError(f"{where}: must be one line")
+    if name == "pushgateway":
+        from coldwatch.metrics import check_pushgateway
+
+        return check_pushgateway(value, where)
     if name == "url":
         from coldwatch.http import check_url
 
