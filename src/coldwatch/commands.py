@@ -69,10 +69,15 @@ def run_replay(
     st = j.c.state
     spans = st.timeline()
     res = j.result(st.last_t if st.last_t is not None else j.now, engine=st.engine, lines=st.lines, restarts=j.restarts)
-    if record:
+    if record:  # the verdict never depends on the history being writable
         from coldwatch.history import record_replay
 
-        record_replay(target or Path(path).name, res)
+        try:
+            record_replay(target or Path(path).name, res)
+        except ConfigError as exc:
+            from coldwatch.sanitise import clean
+
+            sys.stderr.write(clean(f"coldwatch: warning: {exc}; this start is not recorded", 500) + "\n")
     if sink is not None:
         sink.emit(res)
         return ExitCode(verdict.exit_code)
@@ -227,7 +232,7 @@ def status_code(snap: dict[str, Any]) -> ExitCode:
 def run_history(target: str | None, output: str) -> ExitCode:
     from coldwatch import history
 
-    recs = [r for r in history.load() if target is None or r.get("target") == target]
+    recs = [r for r in history.load(strict=True) if target is None or r.get("target") == target]
     if choose_output(output, sys.stdout) == "json":
         sink = JsonSink()
         for r in recs:

@@ -1,0 +1,194 @@
+"""Nothing leaked, nothing lost: the API key never reaches a sink, history survives bad records,
+full disks and unwritable homes, JUnit stays valid and in its place, input files are bounded.
+
+Real parts: a real HTTP server (ThreadingHTTPServer on loopback) that echoes the bearer token,
+the real CLI in a subprocess, a real full filesystem (a small tmpfs) where one can be mounted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import OWN_LOGS, coldwatch, json_lines
+
+KEY = "sk-live-4f9a1c2e8b7d6a5f"
+
+
+class Echo(BaseHTTPRequestHandler):
+    """A server that answers with the caller's bearer token in its bodies (as some proxies do)."""
+
+    mode = "ready"
+
+    def log_message(self, *a: object) -> None:
+        pass
+
+    def _send(self, code: int, obj: object) -> None:
+        b = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def do_GET(self) -> None:
+        self._send(200, {"data": [{"id": "model-for " + self.headers.get("Authorization", "")}]})
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        auth = self.headers.get("Authorization", "")
+        if "chat" in self.path:
+            self._send(401, {"error": f"invalid credentials {auth}"})
+        elif self.mode == "error":
+            self._send(200, {"choices": [{"text": "x", "finish_reason": "length"}], "error": f"invalid credentials {auth}"})
+        else:
+            self._send(200, {"choices": [{"text": "x", "finish_reason": "length"}]})
+
+
+@pytest.fixture
+def echo() -> Iterator[tuple[str, type[Echo]]]:
+    handler = type("EchoH", (Echo,), {})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", handler
+    srv.shutdown()
+    srv.server_close()
+
+
+def _watch(url: str, tmp_path: Path, *more: str) -> tuple[subprocess.CompletedProcess[bytes], str, str]:
+    junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
+    r = coldwatch(
+        "wait", "--url", url, "--log-cmd", "true", "--gpu-cmd", "true", "--interval", "0.3", "-o", "json",
+        "--junit", str(junit), *more,
+        env={"COLDWATCH_API_KEY": KEY, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )  # fmt: skip
+    return r, junit.read_text(), summary.read_text() if summary.exists() else ""
+
+
+def _history_text() -> str:
+    p = Path(os.environ["COLDWATCH_HOME"]) / "history.jsonl"
+    return p.read_text() if p.exists() else ""
+
+
+def test_echoed_key_never_in_stderr_ndjson_junit_summary_or_history(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url, handler = echo
+    handler.mode = "error"  # a completion that is an error object quoting the token: the reason holds it
+    r, junit, summary = _watch(url, tmp_path, "--timeout", "3s")
+    assert r.returncode == 124
+    res = json_lines(r.stdout)[-1]
+    assert "invalid credentials Bearer ***" in res["reason"]  # what the server said is kept, the key is not
+    for sink in (r.stdout.decode(), r.stderr.decode(), junit, summary, _history_text()):
+        assert KEY not in sink
+    ET.fromstring(junit)
+
+
+def test_echoed_key_never_printed_by_a_failed_check(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url, _ = echo
+    r, junit, summary = _watch(url, tmp_path, "--timeout", "20s", "--check", "tools")
+    assert r.returncode == 3, r.stderr
+    assert "401" in json_lines(r.stdout)[-1]["reason"]
+    for sink in (r.stdout.decode(), r.stderr.decode(), junit, summary, _history_text()):
+        assert KEY not in sink
+    assert "***" in r.stdout.decode()
+
+
+# ---- history: a bad record, a torn line, a full disk, an unwritable home --------------------------
+
+
+def _home() -> Path:
+    return Path(os.environ["COLDWATCH_HOME"])
+
+
+def test_bad_history_record_leaves_wait_and_history_working(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url, _ = echo
+    home = _home()
+    home.mkdir(parents=True)
+    good = {"target": "localhost/log-cmd", "outcome": "ready", "durations": {"weight_load": 12.0}, "total": 30.0, "ts": "2026-01-01"}
+    bad = {**good, "durations": {"weight_load": "12s"}}
+    (home / "history.jsonl").write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n")
+    r = coldwatch("wait", "--url", url, "--log-cmd", "true", "--gpu-cmd", "true", "--interval", "0.3", "--timeout", "20s", "-o", "json")
+    assert r.returncode == 0, r.stderr
+    assert json_lines(r.stdout)[-1]["event"] == "result"
+    warned = [ln for ln in r.stderr.decode().splitlines() if "bad history record" in ln]
+    assert len(warned) == 1 and "history.jsonl: line 1:" in warned[0] and "weight_load" in warned[0]
+    h = coldwatch("history", "-o", "plain")
+    assert h.returncode == 0, h.stderr
+    assert "localhost/log-cmd" in h.stdout.decode()
+    hj = coldwatch("history", "-o", "json")
+    assert hj.returncode == 0 and len(json_lines(hj.stdout)) == 2  # the good old record and this run's
+
+
+def test_torn_last_line_is_set_aside_and_the_next_record_stays_whole() -> None:
+    from coldwatch import history
+
+    history.append({"target": "t", "outcome": "ready", "total": 5.0})
+    with open(history.path(), "a") as fh:
+        fh.write('{"target": "t", "outc')  # a writer killed half-way
+    seen: list[str] = []
+    assert len(history.load(warn=seen.append)) == 1
+    assert len(seen) == 1 and "line 2: torn last line" in seen[0] and str(history.path()) in seen[0]
+    history.append({"target": "t", "outcome": "failed", "total": 7.0})
+    seen.clear()
+    recs = history.load(warn=seen.append)
+    assert [r["outcome"] for r in recs] == ["ready", "failed"] and seen == []
+    assert history.path().with_name("history.jsonl.torn").read_text() == '{"target": "t", "outc\n'
+
+
+def _mount_tmpfs(where: Path, size: str) -> None:
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("needs root to mount a small tmpfs")
+    where.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+
+
+def _fill(fs: Path) -> None:
+    with open(fs / "filler", "wb", buffering=0) as fh:
+        for chunk in (4096, 1):
+            while True:
+                try:
+                    fh.write(b"x" * chunk)
+                except OSError:
+                    break
+
+
+def test_full_disk_leaves_history_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coldwatch import history
+    from coldwatch.errors import ConfigError
+
+    fs = tmp_path / "small"
+    _mount_tmpfs(fs, "64k")
+    try:
+        monkeypatch.setenv("COLDWATCH_HOME", str(fs / "cw"))
+        history.append({"target": "t", "outcome": "ready", "total": 1.0})
+        _fill(fs)  # the history's own page has room left, nothing else has
+        before = history.path().read_bytes()
+        with pytest.raises(ConfigError, match="No space left"):
+            history.append({"target": "t", "outcome": "ready", "total": 2.0, "model": "m" * 8000})
+        assert history.path().read_bytes() == before  # nothing of the record that did not fit
+        (fs / "filler").unlink()
+        history.append({"target": "t", "outcome": "failed", "total": 3.0})
+        seen: list[str] = []
+        assert [r["total"] for r in history.load(warn=seen.append)] == [1.0, 3.0] and seen == []
+    finally:
+        subprocess.run(["umount", "-l", str(fs)], capture_output=True)
+
+
+def test_replay_record_keeps_its_verdict_when_history_cannot_be_written(tmp_path: Path) -> None:
+    log = OWN_LOGS / "vllm-v011-kv-cache-too-small.log"
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    r = coldwatch("replay", str(log), "--record", "-o", "json", env={"COLDWATCH_HOME": str(blocker / "cw")})
+    assert r.returncode == 3, r.stderr
+    assert json_lines(r.stdout)[-1]["exit_code"] == 3
+    assert "cannot write history" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
