@@ -1,0 +1,58 @@
+"""SSH reliability against the real loopback sshd: known_hosts markers read as ``ssh`` reads them,
+signals during connect and --check answered with a result, bounded identity and known_hosts."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import coldwatch
+
+pytestmark = pytest.mark.ssh
+
+
+def _home(gpu_host, tmp_path: Path, known_hosts: str) -> Path:  # type: ignore[no-untyped-def]
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    cfg = (gpu_host.home / ".ssh" / "config").read_text()
+    (home / ".ssh" / "config").write_text(cfg.replace(str(gpu_host.home / ".ssh" / "known_hosts"), str(home / ".ssh" / "known_hosts")))
+    (home / ".ssh" / "known_hosts").write_text(known_hosts)
+    return home
+
+
+def _other_key(tmp_path: Path, name: str) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    return " ".join((tmp_path / f"{name}.pub").read_text().split()[:2])
+
+
+def _ssh_connects(home: Path) -> bool:
+    """What OpenSSH's own client does with the same config and known_hosts."""
+    r = subprocess.run(
+        ["ssh", "-F", str(home / ".ssh" / "config"), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "gpu1", "true"],
+        capture_output=True,
+        timeout=30,
+    )
+    return r.returncode == 0
+
+
+def test_cert_authority_and_revoked_lines_connect_as_ssh_does(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    host_key = " ".join((gpu_host.fix / "host_ed25519.pub").read_text().split()[:2])
+    ca, old = _other_key(tmp_path, "ca"), _other_key(tmp_path, "old")
+    kh = f"@cert-authority *.example.com {ca}\n@revoked * {old}\n[127.0.0.1]:{gpu_host.port} {host_key}\n"
+    home = _home(gpu_host, tmp_path, kh)
+    assert _ssh_connects(home)
+    sim = gpu_host.start_sim("ready")
+    r = coldwatch(
+        "wait", "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url, "-o", "plain", env={"HOME": str(home)}
+    )
+    assert r.returncode == 0, r.stderr.decode()
+
+
+def test_revoked_host_key_is_refused_as_ssh_refuses_it(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    host_key = " ".join((gpu_host.fix / "host_ed25519.pub").read_text().split()[:2])
+    home = _home(gpu_host, tmp_path, f"@revoked * {host_key}\n[127.0.0.1]:{gpu_host.port} {host_key}\n")
+    assert not _ssh_connects(home)
+    r = coldwatch("wait", "gpu1", "--accept-new-host-key", "--timeout", "10s", env={"HOME": str(home)})
+    err = r.stderr.decode()
+    assert r.returncode == 4 and "REVOKED" in err and "Traceback" not in err and "internal error" not in err
