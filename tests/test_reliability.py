@@ -192,3 +192,17 @@ def test_replay_record_keeps_its_verdict_when_history_cannot_be_written(tmp_path
     assert r.returncode == 3, r.stderr
     assert json_lines(r.stdout)[-1]["exit_code"] == 3
     assert "cannot write history" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
+
+
+def test_history_warning_comes_before_the_result_line(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url, _ = echo
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    r = coldwatch(
+        "wait", "--url", url, "--log-cmd", "true", "--gpu-cmd", "true", "--interval", "0.3", "--timeout", "20s", "-o", "json",
+        env={"COLDWATCH_HOME": str(blocker / "cw")},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    evs = json_lines(r.stdout)
+    assert evs[-1]["event"] == "result"
+    assert any(e["event"] == "warning" and "history not written" in e["message"] for e in evs[:-1])

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import time
 import tomllib
@@ -497,21 +496,28 @@ def demo(
     raise typer.Exit(int(run_demo(scenario, speed, s, fail_checks)))
 
 
-def _install_sigterm() -> None:
-    def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
+def interrupted(args: list[str], code: int) -> None:
+    """The end of a run a signal stopped: one stderr line, the result line, the JUnit file (each
+    once, whoever gets there first: the main thread or the signal's watchdog)."""
+    from coldwatch import ending
 
-    with contextlib.suppress(ValueError):  # not the main thread
-        signal.signal(signal.SIGTERM, handler)
+    if ending.claim("stderr"):
+        _err("coldwatch: interrupted" if code == int(ExitCode.INTERRUPTED) else "coldwatch: terminated")
+    _finish(args, code, "interrupted (Ctrl-C)" if code == int(ExitCode.INTERRUPTED) else "terminated (SIGTERM)")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Every error becomes one line and a documented code,
     and, in JSON mode, a final ``result`` line on stdout (for exit 2 and 4 too)."""
-    _install_sigterm()
+    from coldwatch import ending
+
+    t0 = _RUN.get("t0") if ending.ending() is not None else None
+    ending.reset()
+    ending.install()
     _RUN.clear()
-    _RUN["t0"] = time.monotonic()
+    _RUN["t0"] = t0 or time.monotonic()
     args = list(sys.argv[1:] if argv is None else argv)
+    ending.finisher = lambda code: interrupted(args, code)
     try:
         rc = app(args=args, standalone_mode=False, prog_name="coldwatch")
         return int(rc) if isinstance(rc, int) else 0
@@ -522,18 +528,16 @@ def main(argv: list[str] | None = None) -> int:
         _finish(args, exc.exit_code, str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        _err("coldwatch: interrupted")
-        _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
+        interrupted(args, int(ExitCode.INTERRUPTED))
         return int(ExitCode.INTERRUPTED)
     except Terminated:
-        _err("coldwatch: terminated")
-        _finish(args, int(ExitCode.TERMINATED), "terminated (SIGTERM)")
+        interrupted(args, int(ExitCode.TERMINATED))
         return int(ExitCode.TERMINATED)
     except Exception as exc:  # usage errors from the parser, and bugs
         if type(exc).__name__ == "Abort":
-            _err("coldwatch: interrupted")
-            _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
-            return int(ExitCode.INTERRUPTED)
+            code = ending.ending() or int(ExitCode.INTERRUPTED)
+            interrupted(args, code)
+            return code
         show = getattr(exc, "show", None)
         if callable(show) and hasattr(exc, "exit_code"):
             show(file=sys.stderr)
@@ -551,11 +555,14 @@ _WATCHING = ("wait", "demo", "status")
 def _finish(args: list[str], code: int, reason: str) -> None:
     """A run that ended in an error before its verdict still ends like every run: the result
     line on stdout in JSON mode, the workflow command and the JUnit file in CI."""
+    from coldwatch import ending
     from coldwatch.events import event
     from coldwatch.render import Sink, ci_sinks
     from coldwatch.render.jsonl import JsonSink
 
     command, mode, junit = _requested(args)
+    if ending.written("result") and (junit is None or command not in ("wait", "demo") or ending.written("junit")):
+        return  # the run reported its own end already
     outcome = {
         int(ExitCode.UNREACHABLE): "unreachable",
         int(ExitCode.INTERRUPTED): "interrupted",
@@ -668,4 +675,9 @@ def _err(msg: str) -> None:
 
 
 def entry() -> None:
-    sys.exit(main())
+    from coldwatch import ending
+
+    code = main()
+    if code in (int(ExitCode.INTERRUPTED), int(ExitCode.TERMINATED)):
+        ending.end(code)  # a fleet's targets still winding down are not waited for
+    sys.exit(code)

@@ -458,9 +458,9 @@ class Monitor:
             res = result(v, self.t(), self.epoch0, j.state.timeline(), nodes=nodes, **extra)
         else:
             res = j.result(self.t(), **extra)
+        self.record(res)  # before the result: a history warning never follows the result line
         for sink in self.sinks:
             sink.emit(res)
-        self.record(res)
         return res
 
     def cancel(self, why: str) -> None:
