@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import threading
 import xml.etree.ElementTree as ET
@@ -206,3 +207,27 @@ def test_history_warning_comes_before_the_result_line(echo, tmp_path: Path) -> N
     evs = json_lines(r.stdout)
     assert evs[-1]["event"] == "result"
     assert any(e["event"] == "warning" and "history not written" in e["message"] for e in evs[:-1])
+
+
+# ---- --junit: what is at the path is respected -------------------------------------------------
+
+
+def test_junit_onto_a_fifo_leaves_the_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "report.xml"
+    os.mkfifo(fifo)
+    r = coldwatch("demo", "--speed", "0.05", "-o", "json", "--junit", str(fifo), timeout=60)
+    err = r.stderr.decode().strip().splitlines()
+    assert r.returncode == 2 and len(err) == 1 and "FIFO" in err[0] and "Traceback" not in r.stderr.decode()
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert json_lines(r.stdout)[-1]["exit_code"] == 2
+
+
+def test_junit_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    target = tmp_path / "reports" / "coldwatch.xml"
+    link = tmp_path / "junit.xml"
+    link.symlink_to(target)
+    r = coldwatch("demo", "--speed", "0.05", "-o", "json", "--junit", str(link), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert ET.parse(target).getroot().tag == "testsuites"

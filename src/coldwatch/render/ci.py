@@ -8,7 +8,9 @@ settings and the environment.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -274,6 +276,9 @@ class JunitSink:
         self.written = True
 
     def _atomic_write(self, data: bytes) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISREG(os.lstat(self.path).st_mode):  # appeared since the start: left alone
+                raise OSError(errno.EEXIST, "something that is not a regular file is there now")
         directory = self.path.parent if str(self.path.parent) else Path(".")
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
         try:
