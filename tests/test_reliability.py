@@ -13,6 +13,7 @@ import shutil
 import stat
 import subprocess
 import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -231,3 +232,74 @@ def test_junit_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert ET.parse(target).getroot().tag == "testsuites"
+
+
+# ---- every file coldwatch reads: bounded, regular, a one-line error -------------------------------
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port that accepts (so a run gets as far as reading known_hosts) and says nothing."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    yield s.getsockname()[1]
+    s.close()
+
+
+def _one_line_exit_2(r: subprocess.CompletedProcess[bytes], *words: str) -> None:
+    err = r.stderr.decode()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert r.returncode == 2, err
+    assert len(lines) == 1 and "Traceback" not in err and "internal error" not in err, err
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def test_bad_input_files_are_refused_in_one_line(tmp_path: Path, listener: int) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"# " + b"x" * (2 << 20) + b"\n")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    env = {"HOME": str(home)}
+    t0 = time.monotonic()
+    for args, words in [
+        (["wait", "--config", "/dev/zero"], ["/dev/zero", "character device"]),
+        (["wait", "--config", str(fifo)], ["FIFO"]),
+        (["wait", "--config", str(big)], ["larger than 1 MiB"]),
+        (["status", "--config", "/dev/zero"], ["character device"]),
+        (["replay", str(OWN_LOGS / "vllm-v011-kv-cache-too-small.log"), "--rules", "/dev/zero"], ["rules file", "character device"]),
+        (["wait", "--rules", str(fifo), "--timeout", "5s"], ["rules file", "FIFO"]),
+        (["wait", "--targets-file", "/dev/zero"], ["targets file", "character device"]),
+        (["wait", "--targets-file", str(fifo)], ["FIFO"]),
+    ]:
+        start = time.monotonic()
+        r = coldwatch(*args, env=env, timeout=30)
+        _one_line_exit_2(r, *words)
+        assert time.monotonic() - start < 5.0, args
+    # SSH's files: the identity, known_hosts and the SSH config
+    (home / ".ssh" / "config").write_text(f"Host h\n  HostName 127.0.0.1\n  Port {listener}\n  IdentityFile /dev/zero\n")
+    _one_line_exit_2(coldwatch("wait", "h", "--timeout", "5s", env=env, timeout=30), "SSH identity", "character device")
+    (home / ".ssh" / "config").write_text(f"Host h\n  HostName 127.0.0.1\n  Port {listener}\n  UserKnownHostsFile {fifo}\n")
+    _one_line_exit_2(coldwatch("wait", "h", "--timeout", "5s", env=env, timeout=30), "known_hosts", "FIFO")
+    (home / ".ssh" / "config").unlink()
+    (home / ".ssh" / "config").symlink_to("/dev/zero")
+    _one_line_exit_2(coldwatch("wait", "127.0.0.1", "--timeout", "5s", env=env, timeout=30), "SSH config", "character device")
+    assert time.monotonic() - t0 < 60
+
+
+def test_a_history_that_is_not_a_file_is_a_warning_for_wait_and_exit_2_for_history(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url, _ = echo
+    home = _home()
+    home.mkdir(parents=True)
+    os.mkfifo(home / "history.jsonl")
+    r = coldwatch(
+        "wait", "--url", url, "--log-cmd", "true", "--gpu-cmd", "true", "--interval", "0.3", "--timeout", "20s", "-o", "json", timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    assert "FIFO" in r.stderr.decode()
+    _one_line_exit_2(coldwatch("history", timeout=30), "history", "FIFO")

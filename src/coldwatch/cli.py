@@ -274,10 +274,12 @@ def _targets(hosts: list[str] | None, targets_file: Path | None) -> list[str]:
     """HOSTs from the command line, then from --targets-file; each once, in order."""
     out = list(hosts or [])
     if targets_file is not None:
+        from coldwatch.files import TARGETS_LIMIT, read_text
+
         try:
-            text = targets_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"--targets-file: cannot read {targets_file}: {getattr(exc, 'strerror', None) or exc}") from None
+            text = read_text(targets_file, TARGETS_LIMIT, "targets file")
+        except ConfigError as exc:
+            raise ConfigError(f"--targets-file: {exc}") from None
         for i, raw in enumerate(text.splitlines(), 1):
             line = raw.split("#", 1)[0].strip()
             if not line:
@@ -653,8 +655,10 @@ def _requested(args: list[str]) -> tuple[str | None, str | None, Path | None]:
         profile = _flag(args, "--profile") or os.environ.get("COLDWATCH_PROFILE")
         if config and (output is None or junit is None):
             data: dict[str, Any] = {}
-            with contextlib.suppress(OSError, ValueError):
-                data = tomllib.loads(Path(config).read_text(encoding="utf-8"))
+            from coldwatch.files import CONFIG_LIMIT, read_text
+
+            with contextlib.suppress(OSError, ValueError, ConfigError):
+                data = tomllib.loads(read_text(config, CONFIG_LIMIT, "config"))
             prof = data.get("profiles", {}).get(profile, {}) if profile and isinstance(data.get("profiles"), dict) else {}
             for table in (prof, data):
                 if isinstance(table, dict):

@@ -27,7 +27,7 @@ from typing import Any
 import paramiko
 
 from coldwatch.errors import ConfigError, UnreachableError
-from coldwatch.files import exists
+from coldwatch.files import IDENTITY_LIMIT, check_regular, exists
 from coldwatch.hosts.base import RunResult, TcpStream, until_closed
 
 MAX_OUTPUT = 4 << 20
@@ -255,7 +255,9 @@ class SshHost:
         kh_path = known_hosts or Path(os.path.expanduser(str(cfg.get("userknownhostsfile", "~/.ssh/known_hosts")).split()[0]))
         keys: list[str] = [str(identity)] if identity else []
         keys += [os.path.expanduser(k) for k in cfg.get("identityfile", [])]
-        keys = [k for k in keys if os.path.exists(k)]
+        keys = [k for k in keys if exists(Path(k))]
+        for k in keys:  # paramiko reads them: bounded and regular, checked here
+            check_regular(k, IDENTITY_LIMIT, "SSH identity")
 
         jump: SshHost | None = None
         sock: Any
@@ -482,7 +484,9 @@ def ssh_config_text(path: Path, depth: int = 0) -> str:
         raise ConfigError(f"{path}: SSH config Include nested more than {MAX_INCLUDE_DEPTH} deep")
     out: list[str] = []
     block: str | None = None
-    for line in path.read_text(encoding="utf-8").splitlines():
+    from coldwatch.files import SSH_CONFIG_LIMIT, read_text
+
+    for line in read_text(path, SSH_CONFIG_LIMIT, "SSH config").splitlines():
         if _BLOCK.match(line):
             block = line
         m = _INCLUDE.match(line)
