@@ -4,6 +4,7 @@ signals during connect and --check answered with a result, bounded identity and 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,30 @@ def test_revoked_host_key_is_refused_as_ssh_refuses_it(gpu_host, tmp_path: Path)
     r = coldwatch("wait", "gpu1", "--accept-new-host-key", "--timeout", "10s", env={"HOME": str(home)})
     err = r.stderr.decode()
     assert r.returncode == 4 and "REVOKED" in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_hung_gpu_command_warns_once_and_never_piles_up(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """nvidia-smi that never answers: one warning, and never more than one copy on the host."""
+    import json
+    import time
+
+    sim = gpu_host.start_sim("ready", 0.5)
+    marker = "sleep 3017"
+    p = subprocess.Popen(
+        [
+            sys.executable, "-m", "coldwatch", "wait", "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url,
+            "--gpu-cmd", f"{marker}; cat {sim.dir}/gpu.csv", "--interval", "0.5", "--timeout", "16s", "--stall-after", "10m", "-o", "json",
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**__import__("os").environ, **gpu_host.env},
+    )  # fmt: skip
+    most = 0
+    while p.poll() is None:
+        most = max(most, sum(1 for ln in gpu_host.user_processes() if marker in ln and "sh -c" not in ln))
+        time.sleep(0.3)
+    out, err = p.communicate()
+    evs = [json.loads(ln) for ln in out.decode().splitlines() if ln.strip()]
+    hung = [e for e in evs if e["event"] == "warning" and "GPU command hung" in e["message"]]
+    assert len(hung) == 1, [e for e in evs if e["event"] == "warning"]
+    assert most <= 1, most
+    time.sleep(1.0)
+    assert not [ln for ln in gpu_host.user_processes() if marker in ln]
