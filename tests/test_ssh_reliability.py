@@ -84,3 +84,34 @@ def test_hung_gpu_command_warns_once_and_never_piles_up(gpu_host, tmp_path: Path
     assert most <= 1, most
     time.sleep(1.0)
     assert not [ln for ln in gpu_host.user_processes() if marker in ln]
+
+
+def test_every_remote_command_ends_on_the_host_at_its_deadline(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """A command that never ends: the call returns at its deadline and nothing of it stays on the host."""
+    import time
+
+    from coldwatch.hosts.local import LocalHost
+    from coldwatch.hosts.ssh import SshHost
+
+    host = SshHost.connect("gpu1", ssh_config=gpu_host.home / ".ssh" / "config")
+    try:
+        t0 = time.monotonic()
+        r = host.run("sleep 3019; echo never", timeout=2.0)
+        assert r.rc is None and time.monotonic() - t0 < 6
+        ok = host.run("echo fine", timeout=5.0)
+        assert (ok.rc, ok.stdout) == (0, b"fine\n")
+        with_stdin = host.run("cat", timeout=5.0, stdin=b"through")
+        assert with_stdin.stdout == b"through"
+        for _ in range(50):
+            if not [ln for ln in gpu_host.user_processes() if "sleep 3019" in ln]:
+                break
+            time.sleep(0.1)
+        assert not [ln for ln in gpu_host.user_processes() if "sleep 3019" in ln]
+    finally:
+        host.close()
+    local = LocalHost()
+    r = local.run("sleep 3021; echo never", timeout=1.0)
+    assert r.rc is None
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-f", "sleep 302[1]"], capture_output=True, text=True).stdout.split()
+    assert left == []

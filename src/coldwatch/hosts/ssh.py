@@ -28,7 +28,7 @@ import paramiko
 
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.files import IDENTITY_LIMIT, check_regular, exists
-from coldwatch.hosts.base import RunResult, TcpStream, until_closed
+from coldwatch.hosts.base import RunResult, TcpStream, until_closed, with_deadline
 
 MAX_OUTPUT = 4 << 20
 """At most this much of one command's stdout (and of its stderr) is kept."""
@@ -357,7 +357,7 @@ class SshHost:
         out, err = bytearray(), bytearray()
         try:
             chan.settimeout(timeout)
-            chan.exec_command(cmd)
+            chan.exec_command(with_deadline(cmd, timeout + 1.0))  # the channel's deadline ends it on the host too
             if stdin is not None:
                 chan.sendall(stdin)
                 chan.shutdown_write()
