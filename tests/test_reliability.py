@@ -303,3 +303,98 @@ def test_a_history_that_is_not_a_file_is_a_warning_for_wait_and_exit_2_for_histo
     assert r.returncode == 0, r.stderr
     assert "FIFO" in r.stderr.decode()
     _one_line_exit_2(coldwatch("history", timeout=30), "history", "FIFO")
+
+
+# ---- the decisive rules of completion validation and sanitising, in absolute terms ----------------
+
+
+class Answer(BaseHTTPRequestHandler):
+    status = 200
+    body = b""
+
+    def log_message(self, *a: object) -> None:
+        pass
+
+    def _send(self, code: int, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._send(200, b'{"data": [{"id": "m"}]}')
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._send(self.status, self.body)
+
+
+GOOD = json.dumps({"choices": [{"text": "x", "finish_reason": "length"}]}).encode()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "state"),
+    [
+        (200, GOOD, "ready"),
+        (400, GOOD, "status"),  # a 4xx with a well-formed completion is never ready
+        (503, GOOD, "status"),
+        (201, GOOD, "status"),
+        (200, json.dumps({"choices": [{"text": "x", "finish_reason": "length"}], "error": "boom"}).encode(), "status"),
+        (200, json.dumps({"choices": [{"text": "x", "finish_reason": "length"}], "error": ""}).encode(), "ready"),
+        (200, json.dumps({"choices": []}).encode(), "status"),
+        (200, json.dumps({"choices": [{"text": 1, "finish_reason": "length"}]}).encode(), "status"),
+        (200, json.dumps({"choices": [{"text": "", "finish_reason": "stop"}]}).encode(), "ready"),
+        (200, json.dumps({"choices": [{"text": "x", "finish_reason": None}]}).encode(), "status"),
+        (200, json.dumps({"choices": [{"text": "x"}]}).encode(), "status"),
+        (200, json.dumps([1]).encode(), "status"),
+        (200, b"not json", "status"),
+        (200, json.dumps({"choices": [{"text": "x" * (64 * 1024), "finish_reason": "length"}]}).encode(), "status"),
+        (200, json.dumps({"choices": [{"text": "x" * (63 * 1024), "finish_reason": "length"}]}).encode(), "ready"),
+    ],
+)
+def test_completion_validation(status: int, body: bytes, state: str) -> None:
+    from coldwatch.hosts.local import LocalHost
+    from coldwatch.http import Ladder, make_client
+
+    handler = type("AnswerH", (Answer,), {"status": status, "body": body})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with make_client(LocalHost()) as client:  # type: ignore[arg-type]
+            st = Ladder(client, f"http://127.0.0.1:{srv.server_address[1]}", None, None).probe()
+        assert st.state == state, st
+        if state == "ready":
+            assert st.model == "m"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_sanitise_caps_and_escapes() -> None:
+    from coldwatch.sanitise import LIMIT, clean, inert, json_line
+
+    assert LIMIT == 300
+    assert clean("a" * 1000) == "a" * 299 + "…" and len(clean("b" * 301)) == 300 and clean("c" * 300) == "c" * 300
+    assert clean("x" * 50, 10) == "x" * 9 + "…" and clean("y" * 50, None) == "y" * 50
+    assert (
+        clean("zero\u200bwidth \u200eleft \u200fright \u202ebidi \u2066iso")
+        == "zero\\u200bwidth \\u200eleft \\u200fright \\u202ebidi \\u2066iso"
+    )
+    assert clean("\x1b[31mred\x1b[0m \x1b]0;title\x07 \x9b2J") == "red \\x1b]0;title\\x07 \\x9b2J"
+    assert clean("a\nb\tc\rd") == "a\\nb c\\rd"
+    assert clean("\ud800 \U000e0041 \ufeff") == "\\ud800 \\U000e0041 \\ufeff"
+    assert inert("a\nb\u202ec\uffff") == "a\nb\\u202ec\\uffff" and inert("a\nb\tc", newlines=False) == "a b c"
+    assert json_line({"m": "\u202e\x9b\ud800"}) == '{"m": "\\u202e\\u009b\\ud800"}'
+    assert json.loads(json_line({"m": "\u202e"})) == {"m": "\u202e"}
+
+
+def test_a_registered_secret_is_redacted_in_every_spelling() -> None:
+    from coldwatch.sanitise import add_secret, clean, inert, json_line, redact
+
+    add_secret('sk-"quoted\\key')
+    for text in ('Bearer sk-"quoted\\key', 'Bearer sk-\\"quoted\\\\key', repr('sk-"quoted\\key')):
+        assert "quoted" not in redact(text), text
+    assert "quoted" not in clean('x sk-"quoted\\key y') and "quoted" not in inert('sk-"quoted\\key')
+    assert "quoted" not in json_line({"k": 'sk-"quoted\\key'})
+    add_secret("abc")  # too short to redact safely: ignored
+    assert redact("abc") == "abc"
