@@ -36,11 +36,21 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # name: (file under src/coldwatch, fast tests that decide it)
     "judge": ("judge.py", ["tests/test_judge.py", "tests/test_liveness.py"]),
     "group": ("group.py", ["tests/test_group.py"]),
-    "fleet": ("fleet.py", ["tests/test_fleet_rules.py"]),
+    "fleet": ("fleet.py", ["tests/test_fleet_rules.py", "tests/test_fleet_run.py"]),
     "classifier": ("phases/classifier.py", ["tests/test_rules.py", "tests/test_replay_fixtures.py"]),
     "rules": ("phases/rules.py", ["tests/test_rules.py"]),
-    "http": ("http.py", ["tests/test_reliability.py::test_completion_validation"]),
-    "sanitise": ("sanitise.py", ["tests/test_reliability.py::test_sanitise", "tests/test_ci.py"]),
+    "http": (
+        "http.py",
+        ["tests/test_reliability.py::test_completion_validation", "tests/test_reliability.py::test_the_probe_asks_for_one_token"],
+    ),
+    "sanitise": (
+        "sanitise.py",
+        [
+            "tests/test_reliability.py::test_sanitise_caps_and_escapes",
+            "tests/test_reliability.py::test_a_registered_secret_is_redacted_in_every_spelling",
+            "tests/test_ci.py",
+        ],
+    ),
     "eta": ("eta.py", ["tests/test_eta.py"]),
     "bandwidth": ("bandwidth.py", ["tests/test_bandwidth.py"]),
 }

@@ -311,6 +311,7 @@ def test_a_history_that_is_not_a_file_is_a_warning_for_wait_and_exit_2_for_histo
 class Answer(BaseHTTPRequestHandler):
     status = 200
     body = b""
+    asked: list[dict[str, object]] = []
 
     def log_message(self, *a: object) -> None:
         pass
@@ -325,11 +326,19 @@ class Answer(BaseHTTPRequestHandler):
         self._send(200, b'{"data": [{"id": "m"}]}')
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        type(self).asked.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
         self._send(self.status, self.body)
 
 
 GOOD = json.dumps({"choices": [{"text": "x", "finish_reason": "length"}]}).encode()
+
+
+def _exactly(n: int) -> bytes:
+    """A well-formed completion body of exactly ``n`` bytes."""
+    empty = json.dumps({"choices": [{"text": "", "finish_reason": "length"}]}).encode()
+    body = json.dumps({"choices": [{"text": "x" * (n - len(empty)), "finish_reason": "length"}]}).encode()
+    assert len(body) == n
+    return body
 
 
 @pytest.mark.parametrize(
@@ -350,13 +359,15 @@ GOOD = json.dumps({"choices": [{"text": "x", "finish_reason": "length"}]}).encod
         (200, b"not json", "status"),
         (200, json.dumps({"choices": [{"text": "x" * (64 * 1024), "finish_reason": "length"}]}).encode(), "status"),
         (200, json.dumps({"choices": [{"text": "x" * (63 * 1024), "finish_reason": "length"}]}).encode(), "ready"),
+        (200, _exactly(64 * 1024), "ready"),  # the cap is 64 KiB: a body of exactly that size is read
+        (200, _exactly(64 * 1024 + 1), "status"),
     ],
 )
 def test_completion_validation(status: int, body: bytes, state: str) -> None:
     from coldwatch.hosts.local import LocalHost
     from coldwatch.http import Ladder, make_client
 
-    handler = type("AnswerH", (Answer,), {"status": status, "body": body})
+    handler = type("AnswerH", (Answer,), {"status": status, "body": body, "asked": []})
     srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
@@ -365,6 +376,23 @@ def test_completion_validation(status: int, body: bytes, state: str) -> None:
         assert st.state == state, st
         if state == "ready":
             assert st.model == "m"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_the_probe_asks_for_one_token() -> None:
+    """The readiness probe costs the server one deterministic token, never more."""
+    from coldwatch.hosts.local import LocalHost
+    from coldwatch.http import Ladder, make_client
+
+    handler = type("AnswerH", (Answer,), {"status": 200, "body": GOOD, "asked": []})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with make_client(LocalHost()) as client:  # type: ignore[arg-type]
+            assert Ladder(client, f"http://127.0.0.1:{srv.server_address[1]}", "mm", None).probe().state == "ready"
+        assert handler.asked == [{"model": "mm", "prompt": "Hello", "max_tokens": 1, "temperature": 0}]
     finally:
         srv.shutdown()
         srv.server_close()
