@@ -94,10 +94,13 @@ def test_workflow_command_escaping() -> None:
     assert gh_property("a: b, c%\n") == "a%3A b%2C c%25%0A"
     out = io.StringIO()
     sink = GithubSink("host", None, out)
-    sink.emit({"event": "warning", "message": "line1\n::error::forged\x1b[31m"})
+    sink.emit({"event": "warning", "message": "line1\n::error::forged\x1b[31m\x1b]0;t\u202e"})
     sink.emit({"event": "result", "outcome": "stalled", "exit_code": 5, "phase": "weight_load", "failure_kind": None, "reason": "r\nx"})
     lines = out.getvalue().splitlines()
-    assert lines == ["::warning title=coldwatch::line1%0A::error::forged[31m", "::error title=coldwatch%3A STALLED in weight_load::r%0Ax"]
+    assert lines == [
+        "::warning title=coldwatch::line1%0A::error::forged\\x1b]0;t\\u202e",
+        "::error title=coldwatch%3A STALLED in weight_load::r%0Ax",
+    ]
 
 
 def test_github_summary_and_junit_for_a_fleet(tmp_path: Path) -> None:
@@ -139,14 +142,18 @@ def test_junit_carries_per_target_phases_and_strips_control_characters(tmp_path:
     res = {
         **FLEET_RESULT,
         "targets": [
-            {**FLEET_RESULT["targets"][0], "reason": "bad\x00\x1b[2Jbyte", "phases": [{"phase": "dist_init", "start": 0.0, "end": 2.5}]}
+            {
+                **FLEET_RESULT["targets"][0],
+                "reason": "bad\x00\x1b[2Jbyte\uffff\ud800\u202e",
+                "phases": [{"phase": "dist_init", "start": 0.0, "end": 2.5}],
+            }
         ],
     }
     sink = JunitSink(tmp_path / "j.xml", "x")
     sink.emit(res)
     case = _junit(tmp_path / "j.xml").find("./testsuite/testcase")
     assert case is not None
-    assert case.findtext("failure") == "bad[2Jbyte"
+    assert case.findtext("failure") == "bad\\x00\\x1b[2Jbyte\\uffff\\ud800\\u202e"  # U+FFFF and a lone surrogate: valid XML still
     assert {p.get("name"): p.get("value") for p in case.iter("property")}["phase.dist_init.seconds"] == "2.500"
 
 

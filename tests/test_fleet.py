@@ -54,7 +54,8 @@ def test_fifty_servers_one_table_one_result(gpu_host, tmp_path: Path) -> None:  
     assert res["event"] == "result" and len(res["targets"]) == 50
     got = {t["target"]: t["outcome"] for t in res["targets"]}
     want = {"ready": "ready", "oom": "failed", "hang_load": "stalled", "unreachable": "unreachable"}
-    wrong = {n: got[n] for n, sc in zip(names, MIX, strict=True) if got[n] != want[sc]}
+    reasons = {t["target"]: t["reason"] for t in res["targets"]}
+    wrong = {n: (got[n], reasons[n]) for n, sc in zip(names, MIX, strict=True) if got[n] != want[sc]}
     assert not wrong, wrong
     assert r.returncode == 3 and res["outcome"] == "failed", res["reason"]
     assert all("target" in e for e in evs[:-1] if not e["event"].startswith("_"))

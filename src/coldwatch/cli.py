@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import time
 import tomllib
@@ -303,10 +302,12 @@ def _targets(hosts: list[str] | None, targets_file: Path | None) -> list[str]:
     """HOSTs from the command line, then from --targets-file; each once, in order."""
     out = list(hosts or [])
     if targets_file is not None:
+        from coldwatch.files import TARGETS_LIMIT, read_text
+
         try:
-            text = targets_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"--targets-file: cannot read {targets_file}: {getattr(exc, 'strerror', None) or exc}") from None
+            text = read_text(targets_file, TARGETS_LIMIT, "targets file")
+        except ConfigError as exc:
+            raise ConfigError(f"--targets-file: {exc}") from None
         for i, raw in enumerate(text.splitlines(), 1):
             line = raw.split("#", 1)[0].strip()
             if not line:
@@ -494,21 +495,28 @@ def demo(
     raise typer.Exit(int(run_demo(scenario, speed, s, fail_checks)))
 
 
-def _install_sigterm() -> None:
-    def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
+def interrupted(args: list[str], code: int) -> None:
+    """The end of a run a signal stopped: one stderr line, the result line, the JUnit file (each
+    once, whoever gets there first: the main thread or the signal's watchdog)."""
+    from coldwatch import ending
 
-    with contextlib.suppress(ValueError):  # not the main thread
-        signal.signal(signal.SIGTERM, handler)
+    if ending.claim("stderr"):
+        _err("coldwatch: interrupted" if code == int(ExitCode.INTERRUPTED) else "coldwatch: terminated")
+    _finish(args, code, "interrupted (Ctrl-C)" if code == int(ExitCode.INTERRUPTED) else "terminated (SIGTERM)")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Every error becomes one line and a documented code,
     and, in JSON mode, a final ``result`` line on stdout (for exit 2 and 4 too)."""
-    _install_sigterm()
+    from coldwatch import ending
+
+    t0 = _RUN.get("t0") if ending.ending() is not None else None
+    ending.reset()
+    ending.install()
     _RUN.clear()
-    _RUN["t0"] = time.monotonic()
+    _RUN["t0"] = t0 or time.monotonic()
     args = list(sys.argv[1:] if argv is None else argv)
+    ending.finisher = lambda code: interrupted(args, code)
     try:
         rc = app(args=args, standalone_mode=False, prog_name="coldwatch")
         return int(rc) if isinstance(rc, int) else 0
@@ -519,18 +527,16 @@ def main(argv: list[str] | None = None) -> int:
         _finish(args, exc.exit_code, str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        _err("coldwatch: interrupted")
-        _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
+        interrupted(args, int(ExitCode.INTERRUPTED))
         return int(ExitCode.INTERRUPTED)
     except Terminated:
-        _err("coldwatch: terminated")
-        _finish(args, int(ExitCode.TERMINATED), "terminated (SIGTERM)")
+        interrupted(args, int(ExitCode.TERMINATED))
         return int(ExitCode.TERMINATED)
     except Exception as exc:  # usage errors from the parser, and bugs
         if type(exc).__name__ == "Abort":
-            _err("coldwatch: interrupted")
-            _finish(args, int(ExitCode.INTERRUPTED), "interrupted (Ctrl-C)")
-            return int(ExitCode.INTERRUPTED)
+            code = ending.ending() or int(ExitCode.INTERRUPTED)
+            interrupted(args, code)
+            return code
         show = getattr(exc, "show", None)
         if callable(show) and hasattr(exc, "exit_code"):
             show(file=sys.stderr)
@@ -548,11 +554,14 @@ _WATCHING = ("wait", "demo", "status")
 def _finish(args: list[str], code: int, reason: str) -> None:
     """A run that ended in an error before its verdict still ends like every run: the result
     line on stdout in JSON mode, the workflow command and the JUnit file in CI."""
+    from coldwatch import ending
     from coldwatch.render import Sink, ci_sinks
     from coldwatch.render.jsonl import JsonSink
     from coldwatch.verdict import error_verdict, result_line
 
     command, mode, junit = _requested(args)
+    if ending.written("result") and (junit is None or command not in ("wait", "demo") or ending.written("junit")):
+        return  # the run reported its own end already
     t = time.monotonic() - _RUN.get("t0", time.monotonic())
     res = result_line(error_verdict(code, reason), t, time.time() - t)
     sinks: list[Sink] = [JsonSink()] if mode == "json" else []
@@ -635,8 +644,10 @@ def _requested(args: list[str]) -> tuple[str | None, str | None, Path | None]:
         profile = _flag(args, "--profile") or os.environ.get("COLDWATCH_PROFILE")
         if config and (output is None or junit is None):
             data: dict[str, Any] = {}
-            with contextlib.suppress(OSError, ValueError):
-                data = tomllib.loads(Path(config).read_text(encoding="utf-8"))
+            from coldwatch.files import CONFIG_LIMIT, read_text
+
+            with contextlib.suppress(OSError, ValueError, ConfigError):
+                data = tomllib.loads(read_text(config, CONFIG_LIMIT, "config"))
             prof = data.get("profiles", {}).get(profile, {}) if profile and isinstance(data.get("profiles"), dict) else {}
             for table in (prof, data):
                 if isinstance(table, dict):
@@ -657,4 +668,9 @@ def _err(msg: str) -> None:
 
 
 def entry() -> None:
-    sys.exit(main())
+    from coldwatch import ending
+
+    code = main()
+    if code in (int(ExitCode.INTERRUPTED), int(ExitCode.TERMINATED)):
+        ending.end(code)  # a fleet's targets still winding down are not waited for
+    sys.exit(code)

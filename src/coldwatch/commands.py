@@ -84,10 +84,15 @@ def run_replay(
     st = j.c.state
     spans = st.timeline()
     res = j.result(st.last_t if st.last_t is not None else j.now, engine=st.engine, lines=st.lines, restarts=j.restarts)
-    if record:
+    if record:  # the verdict never depends on the history being writable
         from coldwatch.history import record_replay
 
-        record_replay(target or Path(path).name, res, **(banner.fields(res) if banner is not None else {}))
+        try:
+            record_replay(target or Path(path).name, res, **(banner.fields(res) if banner is not None else {}))
+        except ConfigError as exc:
+            from coldwatch.sanitise import clean
+
+            sys.stderr.write(clean(f"coldwatch: warning: {exc}; this start is not recorded", 500) + "\n")
     for x in extra:
         x.emit(res)
         x.close()
@@ -221,7 +226,7 @@ def run_status(settings: Settings) -> ExitCode:
 def run_history(target: str | None, output: str, report: Path | None = None) -> ExitCode:
     from coldwatch import history
 
-    recs = [r for r in history.load() if target is None or r.get("target") == target]
+    recs = [r for r in history.load(strict=True) if target is None or r.get("target") == target]
     if report is not None:
         from coldwatch.report import write_history_report
 

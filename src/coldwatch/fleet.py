@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from coldwatch.errors import ColdwatchError, UnreachableError
+from coldwatch.errors import ColdwatchError, Terminated, UnreachableError
 from coldwatch.events import event
 from coldwatch.exitcodes import ExitCode
 from coldwatch.render import Sink
@@ -101,6 +101,7 @@ class Fleet:
         self.monitors: dict[str, Any] = {}
         self.rows: dict[str, dict[str, Any]] = {t: {"name": t, "kind": "targets", "phase": "queued"} for t in targets}
         self.results: dict[str, dict[str, Any]] = {}
+        self.over = False
 
     def t(self) -> float:
         return time.monotonic() - self.t0
@@ -162,6 +163,8 @@ class Fleet:
             return target_result(target, error_verdict(1, f"internal error ({type(exc).__name__}: {exc}); please report it"))
 
     def _finished(self, res: dict[str, Any]) -> None:
+        if self.over:
+            return  # the run was interrupted and has reported already
         self.results[res["target"]] = res
         if self.base.fail_fast and res["outcome"] != "ready" and not self.cancelled:
             self.cancelled = f"--fail-fast: {res['target']} is {res['outcome']}"
@@ -181,20 +184,30 @@ class Fleet:
         table = threading.Thread(target=self._table, args=(stop,), name="coldwatch-fleet-table", daemon=True)
         table.start()
         interrupted: ExitCode | None = None
+        pool = ThreadPoolExecutor(max_workers=min(self.base.parallel, len(self.targets)), thread_name_prefix="coldwatch-target")
         try:
-            with ThreadPoolExecutor(max_workers=min(self.base.parallel, len(self.targets)), thread_name_prefix="coldwatch-target") as pool:
-                futures = [pool.submit(self._guarded, t) for t in self.targets]
-                for f in futures:
-                    f.add_done_callback(lambda fut: self._finished(fut.result()))
-                while not all(f.done() for f in futures):
-                    time.sleep(0.1)
-        except KeyboardInterrupt:
-            interrupted = ExitCode.INTERRUPTED
-            self.cancelled = "interrupted (Ctrl-C)"
+            futures = [pool.submit(self._guarded, t) for t in self.targets]
+            for f in futures:
+                f.add_done_callback(lambda fut: None if fut.cancelled() else self._finished(fut.result()))
+            while not all(f.done() for f in futures):
+                time.sleep(0.1)
+            pool.shutdown(wait=True)
+        except (KeyboardInterrupt, Terminated) as exc:
+            # the run ends now: targets still being watched are told to stop, never waited for
+            interrupted = ExitCode.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ExitCode.TERMINATED
+            self.cancelled = "interrupted (Ctrl-C)" if interrupted == ExitCode.INTERRUPTED else "terminated (SIGTERM)"
+            pool.shutdown(wait=False, cancel_futures=True)
             for m in list(self.monitors.values()):
                 m.cancel(self.cancelled)
         finally:
             stop.set()
+        if interrupted is not None:
+            self.over = True
+            for t in self.targets:
+                if t not in self.results:
+                    self.results[t] = target_result(
+                        t, Verdict(Outcome.INTERRUPTED, int(interrupted), None, None, f"{self.cancelled} before its verdict")
+                    )
         results = [
             self.results.get(t) or target_result(t, Verdict(Outcome.INCOMPLETE, int(ExitCode.TIMEOUT), None, None, "not watched"))
             for t in self.targets

@@ -319,6 +319,9 @@ def check_api_key(key: str | None) -> str | None:
     would be refused by the HTTP layer with the header's repr in the message. Never echoed."""
     if key is not None and not (key.isascii() and key.isprintable() and " " not in key):
         raise ConfigError("api_key: must be visible ASCII characters only (no spaces or control characters); the value is not shown")
+    from coldwatch.sanitise import add_secret
+
+    add_secret(key)  # every sink shows it as *** from now on, even when the server echoes it
     return key
 
 

@@ -243,8 +243,8 @@ class Monitor:
             self.run_checks()
         self.flush()
         res = self.result()
+        self.record(res)  # before the result: a history warning never follows the result line
         self.emit(res)
-        self.record(res)
         return res
 
     def step(self) -> None:

@@ -232,12 +232,9 @@ def _coerce(name: str, value: Any, where: str) -> Any:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: config is not UTF-8 text") from None
+    from coldwatch.files import CONFIG_LIMIT, read_text
+
+    text = read_text(path, CONFIG_LIMIT, "config")  # bounded; a FIFO or device is refused
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -59,6 +59,14 @@ FOLLOW_SCRIPT = (
 )
 
 
+def with_deadline(cmd: str, seconds: float) -> str:
+    """``cmd`` killed on the host, with everything it started, ``seconds`` after it starts (GNU or
+    busybox ``timeout`` signals its whole process group); as it is where there is no ``timeout``.
+    The caller stops waiting at its own deadline; this ends the command there too."""
+    secs = f"{max(seconds, 1.0):.0f}"
+    return f"command -v timeout >/dev/null 2>&1 && exec timeout -s KILL {secs} sh -c {q(cmd)}; exec sh -c {q(cmd)}"
+
+
 def until_closed(cmd: str) -> str:
     """``cmd`` wrapped so that it ends when the channel that runs it closes, even if it never writes
     again (``tail -F`` of a log that went quiet would otherwise outlive the watch on the host): it

@@ -60,11 +60,25 @@ class LocalHost:
         self._followers: list[LocalFollower] = []
 
     def run(self, cmd: str, timeout: float = 10.0, stdin: bytes | None = None) -> RunResult:
+        # its own process group, killed whole at the deadline: nothing it started outlives it
+        p = subprocess.Popen(
+            ["/bin/sh", "-c", cmd],
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
-            p = subprocess.run(["/bin/sh", "-c", cmd], input=stdin, capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            return RunResult(None, exc.stdout or b"", exc.stderr or b"")
-        return RunResult(p.returncode, p.stdout, p.stderr)
+            out, err = p.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(p.pid, signal.SIGKILL)
+            try:
+                out, err = p.communicate(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                out, err = b"", b""
+            return RunResult(None, out or b"", err or b"")
+        return RunResult(p.returncode, out, err)
 
     def follow(self, cmd: str) -> LocalFollower:
         f = LocalFollower(cmd)

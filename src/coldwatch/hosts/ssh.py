@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fnmatch
 import glob
 import hashlib
+import hmac
 import logging
 import os
 import re
@@ -25,7 +27,8 @@ from typing import Any
 import paramiko
 
 from coldwatch.errors import ConfigError, UnreachableError
-from coldwatch.hosts.base import RunResult, TcpStream, until_closed
+from coldwatch.files import IDENTITY_LIMIT, check_regular, exists
+from coldwatch.hosts.base import RunResult, TcpStream, until_closed, with_deadline
 
 MAX_OUTPUT = 4 << 20
 """At most this much of one command's stdout (and of its stderr) is kept."""
@@ -74,6 +77,59 @@ def _uses_hashed_names(path: Path) -> bool:
         return False
 
 
+def _host_matches(name: str, patterns: list[str]) -> bool:
+    """Does a known_hosts host field (patterns, negations, hashed names) cover ``name``?"""
+    hit = False
+    for pat in patterns:
+        neg = pat.startswith("!")
+        pat = pat[1:] if neg else pat
+        if pat.startswith("|1|"):
+            ok = hmac.compare_digest(paramiko.HostKeys.hash_host(name, pat), pat)
+        else:
+            ok = fnmatch.fnmatchcase(name.lower(), pat.lower())
+        if ok and neg:
+            return False
+        hit = hit or ok
+    return hit
+
+
+def load_known_hosts(path: Path) -> tuple[list[paramiko.hostkeys.HostKeyEntry], list[tuple[list[str], paramiko.PKey]]]:
+    """known_hosts as ``ssh`` reads it: (plain entries, revoked keys with their host patterns).
+
+    ``@cert-authority`` lines are skipped (a host certificate is not checked here; the host's own
+    key still is), ``@revoked`` keys are never accepted, lines ``ssh`` could not read are skipped as
+    it skips them. The file is bounded and must be a regular file."""
+    from coldwatch.files import KNOWN_HOSTS_LIMIT, read_text
+
+    entries: list[paramiko.hostkeys.HostKeyEntry] = []
+    revoked: list[tuple[list[str], paramiko.PKey]] = []
+    for raw in read_text(path, KNOWN_HOSTS_LIMIT, "known_hosts").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        marker = None
+        if line.startswith("@"):
+            marker, _, line = line.partition(" ")
+            line = line.strip()
+            if marker not in ("@revoked", "@cert-authority"):
+                continue
+        try:
+            entry = paramiko.hostkeys.HostKeyEntry.from_line(line)
+        except Exception:  # noqa: BLE001 - paramiko raises several types for a line it cannot read
+            continue
+        if entry is None or entry.key is None:
+            continue
+        if marker == "@revoked":
+            revoked.append((list(entry.hostnames), entry.key))
+        elif marker is None:
+            entries.append(entry)
+    return entries, revoked
+
+
+def _revoked(revoked: list[tuple[list[str], paramiko.PKey]], names: list[str], key: paramiko.PKey) -> bool:
+    return any(k.asbytes() == key.asbytes() and any(_host_matches(n, pats) for n in names) for pats, k in revoked)
+
+
 class _Recorder(paramiko.MissingHostKeyPolicy):
     """Unknown key: refuse, or (with --accept-new-host-key) record it in known_hosts: hashed when
     the file already hashes its names or ssh_config says HashKnownHosts yes, as ssh would; a file
@@ -84,7 +140,13 @@ class _Recorder(paramiko.MissingHostKeyPolicy):
         self.path = path
         self.hash_names = hash_names
 
+    revoked: list[tuple[list[str], paramiko.PKey]] = []
+
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        if _revoked(self.revoked, [hostname], key):
+            raise UnreachableError(
+                f"host key for {hostname} is REVOKED in {self.path} ({key.get_name()} {fingerprint(key)}); refusing to connect"
+            )
         if not self.accept:
             raise UnreachableError(
                 f"host key for {hostname} is not in {self.path} ({key.get_name()} {fingerprint(key)}); "
@@ -193,7 +255,9 @@ class SshHost:
         kh_path = known_hosts or Path(os.path.expanduser(str(cfg.get("userknownhostsfile", "~/.ssh/known_hosts")).split()[0]))
         keys: list[str] = [str(identity)] if identity else []
         keys += [os.path.expanduser(k) for k in cfg.get("identityfile", [])]
-        keys = [k for k in keys if os.path.exists(k)]
+        keys = [k for k in keys if exists(Path(k))]
+        for k in keys:  # paramiko reads them: bounded and regular, checked here
+            check_regular(k, IDENTITY_LIMIT, "SSH identity")
 
         jump: SshHost | None = None
         sock: Any
@@ -224,13 +288,25 @@ class SshHost:
 
         client = paramiko.SSHClient()
         host_key_name = hostname if port == 22 else f"[{hostname}]:{port}"
+        entries: list[paramiko.hostkeys.HostKeyEntry] = []
+        revoked: list[tuple[list[str], paramiko.PKey]] = []
         try:
-            if kh_path.exists():
-                client.load_host_keys(str(kh_path))
-        except (OSError, paramiko.SSHException, ValueError) as exc:
-            raise ConfigError(f"{kh_path}: cannot read known_hosts: {exc}") from None
+            if exists(kh_path):
+                entries, revoked = load_known_hosts(kh_path)
+        except ConfigError:
+            client.close()
+            _close_sock(sock)
+            raise
+        known = client.get_host_keys()
+        for entry in entries:
+            if _revoked(revoked, [host_key_name], entry.key):
+                continue  # a revoked key is never a known one (the policy refuses it by name)
+            for name in entry.hostnames:
+                known.add(name, entry.key.get_name(), entry.key)
         hash_names = str(cfg.get("hashknownhosts", "no")).lower() == "yes"
-        client.set_missing_host_key_policy(_Recorder(accept_new_host_key, kh_path, hash_names))
+        recorder = _Recorder(accept_new_host_key, kh_path, hash_names)
+        recorder.revoked = revoked
+        client.set_missing_host_key_policy(recorder)
         client.get_host_keys()  # keys learnt this run are saved by _Recorder, not by paramiko
         try:
             client.connect(
@@ -281,7 +357,7 @@ class SshHost:
         out, err = bytearray(), bytearray()
         try:
             chan.settimeout(timeout)
-            chan.exec_command(cmd)
+            chan.exec_command(with_deadline(cmd, timeout + 1.0))  # the channel's deadline ends it on the host too
             if stdin is not None:
                 chan.sendall(stdin)
                 chan.shutdown_write()
@@ -363,6 +439,11 @@ class SshHost:
             self._jump.close()
 
 
+def _close_sock(sock: Any) -> None:
+    with contextlib.suppress(Exception):
+        sock.close()
+
+
 def _local_user() -> str:
     import getpass
 
@@ -403,7 +484,9 @@ def ssh_config_text(path: Path, depth: int = 0) -> str:
         raise ConfigError(f"{path}: SSH config Include nested more than {MAX_INCLUDE_DEPTH} deep")
     out: list[str] = []
     block: str | None = None
-    for line in path.read_text(encoding="utf-8").splitlines():
+    from coldwatch.files import SSH_CONFIG_LIMIT, read_text
+
+    for line in read_text(path, SSH_CONFIG_LIMIT, "SSH config").splitlines():
         if _BLOCK.match(line):
             block = line
         m = _INCLUDE.match(line)

@@ -283,11 +283,8 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         dict(base.kind_phase),
     )
     for path in extra:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read rules file: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: rules file is not UTF-8 text") from None
+        from coldwatch.files import RULES_LIMIT, read_text
+
+        text = read_text(path, RULES_LIMIT, "rules file")  # bounded; a FIFO or device is refused
         _load_text(text, str(path), "*", rules)
     return rules

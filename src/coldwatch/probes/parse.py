@@ -115,8 +115,8 @@ def gpu_evidence(rc: int | None, stdout: str, stderr: str) -> tuple[list[GpuSamp
     if rc == 127 or (rc not in (0, None) and not stdout):
         err = stderr.strip().splitlines()
         return None, f"GPU stream off: {(err[-1] if err else 'command failed')[:160]}"
-    if rc is None:
-        return None, None
+    if rc is None:  # no exit status: the connection dropped (silent), or the command hung (said once)
+        return None, (f"GPU command {stderr.strip()[:160]}; no GPU samples while it hangs" if stderr.strip() else None)
     samples, problems = parse_gpu_csv(stdout)
     return samples, ("GPU sample: " + "; ".join(problems[:3])) if problems else None
 

@@ -25,14 +25,40 @@ cfg = json.loads(sys.argv[2])
 interval = float(cfg["interval"]); gpu_cmd = cfg.get("gpu"); svc_cmd = cfg.get("svc"); pid0 = cfg.get("pid"); port = int(cfg.get("port") or 0)
 import re
 pid_re = re.compile(cfg.get("pid_re") or "^MainPID=(\\d+)", re.M)
+import signal
+deadline = max(5.0, 2 * interval); stuck = {}
+def kill_tree(pid):
+    tree = kids(); todo = [pid]; seen = []
+    while todo:
+        q_ = todo.pop(); seen.append(q_); todo.extend(tree.get(q_, []))
+    for q_ in seen:
+        try:
+            os.kill(q_, signal.SIGKILL)
+        except OSError:
+            pass
 def run(cmd):
+    # killed with its children at the deadline (it stays in the sampler's process group, so the
+    # channel's end takes it too); one that cannot die (a GPU driver in D state) is never started
+    # again while it lives: at most one stuck copy on the host
+    old = stuck.get(cmd)
+    if old is not None:
+        if old.poll() is None:
+            return None, "", "hung: no answer within %gs" % deadline
+        del stuck[cmd]
     try:
-        r = subprocess.run(cmd, shell=True, capture_output=True, timeout=max(5.0, 2 * interval))
-        return r.returncode, r.stdout.decode("utf-8", "replace")[:16384], r.stderr.decode("utf-8", "replace")[-300:]
-    except subprocess.TimeoutExpired:
-        return None, "", "timed out"
+        p = subprocess.Popen(cmd, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         return 127, "", str(exc)
+    try:
+        out, err = p.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        kill_tree(p.pid)
+        try:
+            p.wait(1.0)
+        except subprocess.TimeoutExpired:
+            stuck[cmd] = p
+        return None, "", "hung: no answer within %gs" % deadline
+    return p.returncode, out.decode("utf-8", "replace")[:16384], err.decode("utf-8", "replace")[-300:]
 last = {}; cmd_seen = None; load = None; io_last = {}; read_last = None
 import select, stat
 try:  # over SSH stdin is the channel's pipe: its end means coldwatch is gone, so stop at once
@@ -49,7 +75,7 @@ while True:
     rec = {}
     if gpu_cmd:
         rc, out, err = run(gpu_cmd)
-        rec["gpu"] = [rc, out, err if rc else ""]
+        rec["gpu"] = [rc, out, err if rc != 0 else ""]
         if rc == 127 and not cfg.get("gpu_given"): gpu_cmd = None
     pid = pid0
     if svc_cmd:

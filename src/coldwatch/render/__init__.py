@@ -43,9 +43,27 @@ def ci_sinks(junit: Path | None, env: Mapping[str, str], mode: str = "plain", ti
         summary = env.get("GITHUB_STEP_SUMMARY")
         sinks.append(GithubSink(title, Path(summary) if summary else None))
     if junit is not None:
-        if junit.is_dir():
-            raise ConfigError(f"--junit: {junit} is a directory; give a file name")
+        junit = junit_path(junit)
         if not (junit.parent if str(junit.parent) else Path(".")).is_dir():
             raise ConfigError(f"--junit: folder {junit.parent} does not exist")
         sinks.append(JunitSink(junit, title))
     return sinks
+
+
+def junit_path(junit: Path) -> Path:
+    """Where --junit writes: a symbolic link is followed (the file it names is replaced, the link
+    stays); anything there that is not a regular file (a FIFO, a device, a directory) is refused."""
+    import stat
+
+    real = Path(os.path.realpath(junit))
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return real
+    if stat.S_ISDIR(mode):
+        raise ConfigError(f"--junit: {junit} is a directory; give a file name")
+    if not stat.S_ISREG(mode):
+        from coldwatch.files import _kind
+
+        raise ConfigError(f"--junit: {junit} is {_kind(mode)}, not a regular file; give a file name")
+    return real

@@ -8,23 +8,27 @@ settings and the environment.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import sys
 import tempfile
-import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, TextIO
 
+from coldwatch import ending
 from coldwatch.render.plain import verdict_line
+from coldwatch.sanitise import inert
 
 NOT_READY_AS_ERROR = {"unreachable", "usage", "interrupted"}
 """JUnit: outcomes where coldwatch could not judge the server (an <error>, not a <failure>)."""
 
 
-def _printable(text: str) -> str:
-    """Remote text without control characters (tabs and newlines become spaces)."""
-    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in str(text))
+def _printable(text: Any) -> str:
+    """Remote text as one inert line: secrets redacted, controls, bidi and invisible characters
+    visible escapes, tabs and newlines spaces."""
+    return inert(text, newlines=False)
 
 
 # ---- GitHub Actions ---------------------------------------------------------------------------
@@ -41,8 +45,9 @@ def gh_property(text: str) -> str:
 
 
 def _clean(text: str) -> str:
-    """Control characters other than CR and LF removed; CR and LF are escaped by gh_data."""
-    return "".join(c for c in str(text) if c in "\r\n" or unicodedata.category(c) != "Cc")
+    """Secrets redacted, controls other than CR and LF (escaped by gh_data), bidi and invisible
+    characters visible escapes."""
+    return inert(text)
 
 
 def _dur(seconds: float | None) -> str:
@@ -181,8 +186,9 @@ def _headline(ev: dict[str, Any]) -> str:
 
 
 def _xml(text: Any) -> str:
-    """Text XML 1.0 can carry (no control characters but tab, LF, CR)."""
-    return "".join(c for c in str(text) if c in "\t\n\r" or unicodedata.category(c) != "Cc")
+    """Text XML 1.0 can carry, inert: secrets redacted; controls but tab, LF, CR, bidi and
+    invisible characters, lone surrogates, U+FFFE and U+FFFF as visible escapes."""
+    return inert(text)
 
 
 class JunitSink:
@@ -221,6 +227,8 @@ class JunitSink:
         return out
 
     def write(self, res: dict[str, Any]) -> None:
+        if not ending.claim("junit") and ending.ending() is not None:
+            return  # a signal's watchdog wrote it already
         targets = res.get("targets") or [{**res, "target": res.get("target") or self.title}]
         single = not res.get("targets")
         suite = ET.Element("testsuite", name="coldwatch", tests=str(len(targets)))
@@ -268,6 +276,9 @@ class JunitSink:
         self.written = True
 
     def _atomic_write(self, data: bytes) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISREG(os.lstat(self.path).st_mode):  # appeared since the start: left alone
+                raise OSError(errno.EEXIST, "something that is not a regular file is there now")
         directory = self.path.parent if str(self.path.parent) else Path(".")
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
         try:

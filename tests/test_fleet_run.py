@@ -1,0 +1,101 @@
+"""A fleet run in-process, on this machine: each target is a real HTTP server on loopback (ready, or
+never ready), watched by the real monitor. --fail-fast, --min-ready and the run's result in numbers."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from coldwatch.fleet import Fleet
+from coldwatch.settings import Settings
+
+
+class Server(BaseHTTPRequestHandler):
+    ready = True
+
+    def log_message(self, *a: object) -> None:
+        pass
+
+    def _send(self) -> None:
+        b = json.dumps({"data": [{"id": "m"}], "choices": [{"text": "x", "finish_reason": "length"}]}).encode()
+        self.send_response(200 if self.ready else 503)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def do_GET(self) -> None:
+        self._send()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._send()
+
+
+@pytest.fixture
+def servers() -> Iterator[dict[str, str]]:
+    """Target name -> URL: r* are ready at once, n* never are."""
+    made, urls = [], {}
+    for name in ("r1", "r2", "r3", "n1", "n2"):
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), type("S", (Server,), {"ready": name.startswith("r")}))
+        srv.daemon_threads = True
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        made.append(srv)
+        urls[name] = f"http://127.0.0.1:{srv.server_address[1]}"
+    yield urls
+    for srv in made:
+        srv.shutdown()
+        srv.server_close()
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        self.events.append(ev)
+
+    def close(self) -> None:
+        pass
+
+
+def _run(urls: dict[str, str], targets: list[str], **base: Any) -> dict[str, Any]:
+    def settings_for(t: str) -> Settings:
+        return Settings(
+            url=urls[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=base.get("timeout", 4.0), target=t, record=False
+        )
+
+    b = Settings(parallel=base.get("parallel", 8), min_ready=base.get("min_ready"), fail_fast=base.get("fail_fast", False), timeout=4.0)
+    return Fleet(targets, settings_for, b, [Collect()]).run()
+
+
+def test_fleet_all_ready(servers: dict[str, str]) -> None:
+    res = _run(servers, ["r1", "r2", "r3"])
+    assert (res["outcome"], res["exit_code"]) == ("ready", 0)
+    assert sorted(t["outcome"] for t in res["targets"]) == ["ready"] * 3
+
+
+def test_fleet_one_never_ready_fails_the_default_all(servers: dict[str, str]) -> None:
+    res = _run(servers, ["r1", "r2", "n1"], timeout=1.5)
+    assert res["exit_code"] == 124 and res["outcome"] != "ready"
+    assert {t["target"]: t["exit_code"] for t in res["targets"]} == {"r1": 0, "r2": 0, "n1": 124}
+    res = _run(servers, ["r1", "r2", "n1"], timeout=1.5, min_ready="2")
+    assert res["exit_code"] == 0
+
+
+def test_fail_fast_ends_the_others_and_counts_them_not_ready(servers: dict[str, str]) -> None:
+    t0 = time.monotonic()
+    # n1 times out after 1.5 s; n2 (4 s) is ended by --fail-fast; r* queued behind them are never watched
+    res = _run(servers, ["n1", "n2", "r1", "r2"], timeout=1.5, parallel=2, fail_fast=True)
+    took = time.monotonic() - t0
+    by = {t["target"]: t for t in res["targets"]}
+    assert res["exit_code"] == 124 and res["outcome"] != "ready"
+    assert by["n1"]["exit_code"] == 124
+    assert all(by[t]["outcome"] != "ready" for t in ("r1", "r2")), by
+    assert "--fail-fast" in by["r1"]["reason"]
+    assert took < 10, took
