@@ -519,7 +519,7 @@ class Judge:
         if st.outcome == "failed":
             return self._decide(self._failed())
         phase = st.last_phase()
-        where = f"in {phase}" if phase else "before any start-up phase"
+        where = f"in {phase}" if phase and phase != "starting" else "before any start-up phase"
         return self._decide(Verdict("incomplete", ExitCode.TIMEOUT, phase, None, f"log ended {where} without ready or a failure"))
 
     def _check_slow(self, phase: str, t: float) -> None:

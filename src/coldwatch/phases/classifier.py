@@ -142,7 +142,9 @@ class State:
         """The phase to report: where a failure happened, else the latest phase reached."""
         if self.failure is not None and not self.ready and self.failure.phase:
             return self.failure.phase
-        return None if self.phase == "starting" else self.phase
+        if self.phase == "starting":
+            return "starting" if self.lines else None  # null only for a start without a line
+        return self.phase
 
     def timeline(self) -> list[Span]:
         """The phases in the order they ran. A phase whose start is unknown (an excerpt without
