@@ -16,6 +16,7 @@ from typing import Any
 
 from coldwatch.normalise import LogLine
 from coldwatch.phases.rules import PHASES, BarRule, RuleSet, builtin_rules, scoped
+from coldwatch.phases.structure import structure_map
 
 _NT = re.compile(r"(\d+)/(\d+)")
 
@@ -386,9 +387,16 @@ class Classifier:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
 
     def _frame_phase(self) -> str | None:
+        """The engines' structure first (the generated map), then the hand-written frame rules for
+        what it cannot say (plugins, wrappers, paths that are not the engine's package)."""
         frames = self.state.frames
         if not frames:
             return None
+        phase, jit = structure_map().stack([tuple(f.rsplit(" in ", 1)) for f in frames])  # type: ignore[misc]
+        if phase is not None:
+            return phase
+        if jit:  # a kernel being built or tuned: the phase is where the log says the start was
+            return self.state.phase if self.state.phase != "starting" else "jit_compile"
         for rule in self.rules.frame:
             for frame in frames:
                 if rule.regex.search(frame):
