@@ -104,3 +104,119 @@ def test_the_structure_map_covers_each_engines_phases() -> None:
     assert m.frame_phase("/x/site-packages/sglang/srt/managers/scheduler.py", "__init__") is None
     assert m.tag_phase("(EngineCore pid=1) INFO 08-01 10:00:00 [default_loader.py:397] x") == "weight_load"
     assert m.tag_phase("INFO 08-01 10:00:00 [gpu_model_runner.py:1] x") is None  # several phases log there
+
+
+def signals(text: str) -> tuple[list, object]:
+    from coldwatch.normalise import normalise
+    from coldwatch.phases.classifier import Classifier
+
+    c = Classifier()
+    out = []
+    for line in normalise([text.encode()]):
+        out += c.feed(line)
+    return out, c.state
+
+
+def test_a_vllm_line_from_a_phase_module_is_that_phase_before_any_marker() -> None:
+    """A cut log whose first lines come from vLLM's loader: the logger tag names the module, so weight_load."""
+    log = "(EngineCore pid=7) INFO 08-01 10:00:09 [default_loader.py:291] Using model weights format ['*.safetensors']\n"
+    assert verdict(log) == ("incomplete", "weight_load", None)
+
+
+def test_2026_sglang_vocabulary() -> None:
+    """New capture wording (target/draft, breakable), the draft's second load, MoE shuffle, the tree cache line."""
+    log = (
+        "[2026-08-10 09:47:00 TP0] Load weight begin. avail mem=111.97 GB\n"
+        "[2026-08-10 09:47:01 TP0] Shuffling MoE weights for FlashInfer MXFP4 moe kernel (layer: model.layers.0.mlp.experts), it might take a while...\n"
+        "[2026-08-10 09:50:00 TP0] Load weight end. elapsed=787.55 s, type=Qwen4ExpForConditionalGeneration, quant=modelopt_fp4, avail mem=29.01 GB, mem usage=82.97 GB.\n"
+        "[2026-08-10 09:50:01 TP0] Load weight begin. avail mem=29.01 GB\n"
+        "[2026-08-10 09:51:35 TP0] Load weight end. elapsed=94.49 s, type=Qwen4ExpForCausalLMMTP, avail mem=27.0 GB, mem usage=2.0 GB.\n"
+        "[2026-08-10 09:51:36 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1933682, KV size: 12.45 GB\n"
+        "[2026-08-10 09:51:37 TP0] Capture target prefill CUDA graph begin. backend=breakable, num_tokens=[8, 16], avail mem=14.0 GB\n"
+        "[2026-08-10 09:51:50 TP0] Capture target prefill CUDA graph end. elapsed=13.00 s, mem usage=0.40 GB, avail mem=13.6 GB.\n"
+        "[2026-08-10 09:51:50 TP0] Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2], avail mem=13.6 GB\n"
+    )
+    sig, st = signals(log)
+    phases = [s.data["phase"] for s in sig if s.kind == "phase"]
+    assert phases == ["weight_load", "marlin_repack", "draft_init", "kv_alloc", "graph_capture"]
+    done = log + (
+        "[2026-08-10 09:52:00 TP0] Capture draft decode CUDA graph end. elapsed=10.00 s, mem usage=0.1 GB, avail mem=13.5 GB.\n"
+        "[2026-08-10 09:52:01 TP0] Tree cache initialized: source=default impl=RadixCache hybrid_swa=False\n"
+        "[2026-08-10 09:52:02] Engine startup timings (s): load_weight=12.02, kv_cache_allocation=0.02, scheduler_e2e=52.09, "
+        "cuda_graph={prefill=22.96, decode=12.26}, tokenizer_e2e=65.82\n"
+    )
+    _, st = signals(done)
+    assert st.spans["graph_capture"].closed
+    assert st.engine_timings == {
+        "load_weight": 12.02,
+        "kv_cache_allocation": 0.02,
+        "scheduler_e2e": 52.09,
+        "cuda_graph.prefill": 22.96,
+        "cuda_graph.decode": 12.26,
+        "tokenizer_e2e": 65.82,
+    }
+
+
+def test_2026_vllm_vocabulary() -> None:
+    """Filesystem probe and prefetch, the InstantTensor bar, FlashInfer's autotuner and DeepGEMM bars of any width."""
+    pre = "(EngineCore pid=7) INFO 08-01 10:00:00 [core.py:1] Initializing a V1 LLM engine (v0.29.0) with config: m\n"
+    fs = (
+        pre
+        + "(EngineCore pid=7) INFO 08-01 10:00:01 [weight_utils.py:1] Filesystem type for checkpoints: EXT4. Checkpoint size: 23.32 GiB. Available RAM: 56.67 GiB.\n"
+    )
+    assert verdict(fs)[1] == "weight_load"
+    pf = (
+        pre
+        + "(EngineCore pid=7) INFO 08-01 10:00:02 [weight_utils.py:1] Prefetching checkpoint files into page cache started (in background, num_threads=8)\n"
+    )
+    assert verdict(pf)[1] == "weight_load"
+    wide = "█" * 150
+    bars = [
+        "Loading safetensors using InstantTensor loader:   6% Completed | 7320/120567 [00:03<00:49, 2300.1it/s]",
+        f"[AutoTuner]: Tuning flashinfer::trtllm_fp4_block_scale_moe:  50%|{wide}| 11/22 [06:15<07:51, 42.84s/profile]",
+        "[AutoTuner]: Tuning flashinfer::trtllm_fp4_block_scale_moe:  50% 11/22 [06:15<07:51, 42.84s/profile]",
+        f"DeepGEMM warmup:  47%|{wide[:90]}     | 594/1261 [03:10<02:52, 3.1it/s]",
+    ]
+    want = ["weight_load", "jit_compile", "jit_compile", "jit_compile"]
+    for bar, phase in zip(bars, want, strict=True):
+        sig, _ = signals(pre + bar + "\n")
+        prog = [s for s in sig if s.kind == "progress"]
+        assert prog and prog[-1].data["phase"] == phase, bar[:40]
+    tune = pre + "flashinfer.jit: [Autotuner]: Autotuning process starts ...\n"
+    assert verdict(tune)[1] == "jit_compile"
+
+
+def test_a_weight_cache_that_fell_back_to_disk_is_a_warning() -> None:
+    """vLLM's ipc_cache loader falls back to disk silently: the start goes on, but the user hears why it is slow."""
+    log = (
+        "(EngineCore pid=7) INFO 08-01 10:00:00 [gpu_model_runner.py:1] Starting to load model m...\n"
+        "(EngineCore pid=7) WARNING 08-01 10:00:05 [ipc_loader.py:139] Weight cache unusable (WeightCacheKey mismatch on fields: ['checkpoint']); falling back to disk loading\n"
+    )
+    sig, st = signals(log)
+    warnings = [s.data["message"] for s in sig if s.kind == "warning"]
+    assert len(warnings) == 1 and "loading from disk" in warnings[0]
+    assert st.phase == "weight_load" and st.failure is None
+
+
+def test_sglangs_own_timings_reach_the_result_and_the_replay_story(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """'Engine startup timings (s): ...' is shown beside coldwatch's phases and kept in the result (and so in history)."""
+    import json
+    import subprocess
+    import sys
+
+    from coldwatch.history import make_record
+
+    log = (
+        "[2026-08-10 09:47:00 TP0] Load weight begin. avail mem=111.97 GB\n"
+        "[2026-08-10 09:47:12 TP0] Load weight end. elapsed=12.02 s, type=Qwen3ForCausalLM, avail mem=90.0 GB, mem usage=22.0 GB.\n"
+        "[2026-08-10 09:47:27] Engine startup timings (s): load_weight=12.02, kv_cache_allocation=0.02, cuda_graph={decode=12.26}\n"
+        "[2026-08-10 09:47:30] The server is fired up and ready to roll!\n"
+    )
+    path = tmp_path / "s.log"
+    path.write_text(log)
+    out = subprocess.run([sys.executable, "-m", "coldwatch", "replay", str(path), "--output", "json"], capture_output=True, text=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["engine_timings"] == {"load_weight": 12.02, "kv_cache_allocation": 0.02, "cuda_graph.decode": 12.26}
+    assert make_record("t", res)["engine_timings"]["load_weight"] == 12.02
+    story = subprocess.run([sys.executable, "-m", "coldwatch", "replay", str(path), "--output", "plain"], capture_output=True, text=True)
+    assert "engine's own timings (s): load_weight=12.02" in story.stderr + story.stdout

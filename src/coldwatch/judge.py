@@ -552,6 +552,8 @@ class Judge:
         """The result line for the verdict (``finish`` first when there is none)."""
         v = self.verdict or self.finish(t)
         st = self.c.state
+        if st.engine_timings:  # the engine's own per-phase figures, beside coldwatch's
+            extra.setdefault("engine_timings", st.engine_timings)
         return result(v, t, self.epoch0, st.timeline(), **extra)
 
     def snapshot(self) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from coldwatch.phases.rules import PHASES, BarRule, RuleSet, builtin_rules, scop
 from coldwatch.phases.structure import structure_map
 
 _NT = re.compile(r"(\d+)/(\d+)")
+_NT_BARE = re.compile(r" +(\d+)/(\d+) \[")
+_TIMING = re.compile(r"(\w+)=(\{[^}]*\}|\d+(?:\.\d+)?)")
 
 
 def parse_bar(text: str) -> tuple[str, int, int] | None:
@@ -31,10 +33,17 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
         return None
     k = text.find("|", i + 1, i + 14)
     if k < 0:
-        return None
+        # no bar drawn ('[AutoTuner]: Tuning op:  50% 11/22 [06:15<07:51, 42.84s/profile]')
+        m = _NT_BARE.match(text, i + 1)
+        if m is None:
+            return None
+        return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
     m = _NT.search(text, k)
-    if m is None or m.start() - k > 80:
+    if m is None:
         return None
+    gap = text[k + 1 : m.start()]
+    if len(gap) > 80 and any(c.isalpha() for c in gap):
+        return None  # a bar of any width is drawn in blocks, '#' or digits: letters mean it is no bar
     return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
 
 
@@ -126,6 +135,9 @@ class State:
     """The text shows it is an excerpt where a cause may be missing: frames without their header, a traceback cut at the end."""
     cause: tuple[str, str] | None = None
     """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
+    engine_timings: dict[str, float] = field(default_factory=dict)
+    """The engine's own per-phase figures in seconds (SGLang's 'Engine startup timings (s): ...'),
+    'cuda_graph.decode' for nested ones: shown beside coldwatch's."""
     late_errors: int = 0
     """Fatal-looking lines after ready (they do not change a ready start; `status` reports them)."""
     late_error: str = ""
@@ -163,6 +175,19 @@ class State:
         return sorted(spans, key=key)
 
 
+def _timings(text: str) -> dict[str, float]:
+    """'Engine startup timings (s): load_weight=12.02, cuda_graph={prefill=22.96, decode=12.26}, ...' -> figures."""
+    out: dict[str, float] = {}
+    for key, value in _TIMING.findall(text.split(":", 1)[1]):
+        if value.startswith("{"):
+            for k2, v2 in _TIMING.findall(value[1:-1]):
+                if not v2.startswith("{"):
+                    out[f"{key}.{k2}"] = float(v2)
+        else:
+            out[key] = float(value)
+    return out
+
+
 def _is_zero_rank(rank: str) -> bool:
     digits = [c for c in rank if c.isdigit()]
     return bool(digits) and all(c == "0" for c in digits)
@@ -176,6 +201,9 @@ class Classifier:
         self.state = State(engine=engine)
         patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
         patterns += [r.regex.pattern for r in self.rules.start] + [r.regex.pattern for r in self.rules.cause]
+        patterns += [r.regex.pattern for r in self.rules.warning]
+        self._structure = structure_map()
+        self._warned: set[str] = set()
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
         self._detect = self.rules.detect
         self._out: list[Signal] = []
@@ -442,6 +470,11 @@ class Classifier:
             if bar is not None:
                 self._bar(line, *bar, t)
                 return self._out
+        if st.phase == "starting" and st.failure is None and ".py:" in line.raw:
+            # before any marker a rule knows: the module a vLLM line was logged from names its phase
+            tagged = self._structure.tag_phase(line.raw)
+            if tagged is not None:
+                self._enter(self._rank(line), tagged, t, text)
         if self._any is not None:
             # lines that differ only in numbers match the same rules: remember the misses
             shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
@@ -464,6 +497,12 @@ class Classifier:
             if cr.regex.search(text):
                 st.cause = (cr.label, text[:500])
                 break
+        for wr in self.rules.warning:
+            if wr.label not in self._warned and wr.regex.search(text):
+                self._warned.add(wr.label)
+                self._emit("warning", t, message=f"{wr.label}: {text[:200]}")
+        if text.startswith("Engine startup timings (s):"):
+            st.engine_timings = _timings(text)
         rank = self._rank(line)
         for fr in self.rules.failure:
             if self._active(fr.engine) and fr.regex.search(text):

@@ -111,6 +111,8 @@ class RuleSet:
     """Lines that explain a later failure without being one ('Available memory: 0'): kind when the failure's own text has none."""
     kind_phase: dict[str, str] = field(default_factory=dict)
     """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
+    warning: list[TaggedRegex] = field(default_factory=list)
+    """Lines that are no failure but that a user must hear about (a weight cache that fell back to disk): message."""
 
 
 def _phase(value: Any, where: str) -> str:
@@ -139,7 +141,7 @@ def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> 
 
 
 def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
-    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause"}
+    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause", "warning"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
@@ -230,6 +232,15 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         if kind not in FAILURE_KINDS:
             raise ConfigError(f"{where}: unknown failure kind {kind!r}")
         rules.cause.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
+    _warnings(data, source, rules)
+
+
+def _warnings(data: dict[str, Any], source: str, rules: RuleSet) -> None:
+    for i, e in enumerate(data.get("warning", [])):
+        where = f"{source} [[warning]] #{i + 1}"
+        message = _str(e, "message", where)
+        assert message is not None
+        rules.warning.append(TaggedRegex(message, _compile(_str(e, "pattern", where) or "", where)))
 
 
 def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule | StartRule) -> None:
@@ -281,6 +292,7 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.frame_kind),
         list(base.cause),
         dict(base.kind_phase),
+        list(base.warning),
     )
     for path in extra:
         try:
