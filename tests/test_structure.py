@@ -220,3 +220,66 @@ def test_sglangs_own_timings_reach_the_result_and_the_replay_story(tmp_path) -> 
     assert make_record("t", res)["engine_timings"]["load_weight"] == 12.02
     story = subprocess.run([sys.executable, "-m", "coldwatch", "replay", str(path), "--output", "plain"], capture_output=True, text=True)
     assert "engine's own timings (s): load_weight=12.02" in story.stderr + story.stdout
+
+
+def test_an_early_oom_is_the_cause_of_a_later_cut_traceback() -> None:
+    """One rank reports the OOM and the others go on; the traceback that ends the start is cut before
+    its exception line: the first root error in the log is the cause."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Load weight begin. avail mem=70 GB\n"
+        "[2026-08-01 10:00:05 TP1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79 GiB\n"
+        "[2026-08-01 10:00:06 TP0] Load weight end. elapsed=6.0 s, type=Llama, avail mem=10 GB, mem usage=60 GB.\n"
+        "[2026-08-01 10:00:06 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000, KV size: 1.00 GB\n"
+        "[2026-08-01 10:00:07 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 1, in __init__\n'
+    )
+    assert verdict(log)[2] == "oom"
+
+
+def test_nccl_warnings_explain_a_cut_traceback() -> None:
+    log = (
+        "INFO 08-01 10:00:00 [parallel_state.py:1] world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://h:1 backend=nccl\n"
+        "h:12:40 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer h<35422>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py", line 1, in load_model\n'
+    )
+    assert verdict(log)[2] == "nccl"
+
+
+def test_a_cut_traceback_inside_model_parallel_init_is_nccl() -> None:
+    log = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/usr/lib/python3/dist-packages/{p}", line 1, in {fn}\n'
+        for p, fn in (
+            ("vllm/v1/worker/gpu_worker.py", "init_worker_distributed_environment"),
+            ("vllm/distributed/parallel_state.py", "initialize_model_parallel"),
+        )
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_a_signal_whose_crash_site_is_in_nccl_is_nccl() -> None:
+    """The innermost error decides: the segfault's own PC is an NCCL internal, during capture."""
+    log = (
+        "*** SIGSEGV received at time=1746566409 on cpu 131 ***\n"
+        "PC: @     0x7fcfcd849b8a  (unknown)  addProxyOpIfNeeded()\n"
+        "Fatal Python error: Segmentation fault\n"
+        "\n"
+        "Stack (most recent call first):\n"
+        '  File "/usr/lib/python3/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", line 290 in ncclAllReduce\n'
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2 in capture_model\n'
+    )
+    assert verdict(log)[2] == "nccl"
+    plain = log.replace("PC: @     0x7fcfcd849b8a  (unknown)  addProxyOpIfNeeded()\n", "")
+    assert verdict(plain)[2] == "other"  # only where it surfaced: a crash, not a collective failure
+
+
+def test_the_launchers_eof_error_is_a_consequence() -> None:
+    """The launcher's pipe read fails because a scheduler died: EOFError is never the cause."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Load weight begin. avail mem=70 GB\n"
+        "[2026-08-01 10:00:09] DataParallelController hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/data_parallel_controller.py", line 1, in launch_tensor_parallel_group\n'
+        "EOFError\n"
+        "[2026-08-01 10:00:09] Received sigquit from a child process. It usually means the child failed.\n"
+    )
+    assert verdict(log)[2] != "exception"

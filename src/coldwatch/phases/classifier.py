@@ -250,8 +250,12 @@ class Classifier:
         if prev == phase:
             return
         if st.failure is not None and not st.failure.definitive:
-            # the start went on after a traceback: it was not fatal
+            # the start went on after a traceback: it was not fatal; an OOM or collective error it
+            # named stays the explanation of a later failure that names none (the first root error)
             self._emit("warning", t, message=f"start continued after: {st.failure.cause}")
+            named = self._text_kind(st.failure.root) or self._text_kind(st.failure.trigger)
+            if named in ("oom", "nccl") and st.cause is None:
+                st.cause = (named, st.failure.cause[:500])
             st.failure = None
             st.frames_done = False
         if prev is not None:
@@ -360,8 +364,8 @@ class Classifier:
         kind = self._kind_of(f)
         if kind is not None:
             f.kind = kind
-        elif f.root is None and self.state.cut and f.rule in ("common.traceback", "common.cut_traceback"):
-            f.kind = "other"  # a bare traceback whose exception line the excerpt does not hold
+        elif f.root is None and self.state.cut and (f.rule in ("common.traceback", "common.cut_traceback") or _TB_HEAD in f.trigger):
+            f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
         elif self._consequence_only(f):
             # a consequence ("See root cause above") with no cause in the text: when the text is a
             # cut excerpt the cause is unknown; when it is whole, the process died without a word
@@ -379,18 +383,25 @@ class Classifier:
         kind = self._text_kind(f.trigger)
         if f.root is None and kind in (None, "other"):
             # no exception line: where it died says more than a signal's name ('Fatal Python error: Aborted')
-            kind = self._frame_kind() or kind
+            kind = self._frame_kind() or self._crash_site() or kind
         if kind is not None:
             return kind
         if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
             return self.state.cause[0]
         return None
 
+    def _crash_site(self) -> str | None:
+        """A signal's own report of where it struck ('PC: @ 0x7fcf... (unknown) addProxyOpIfNeeded()',
+        a native frame of the collective library): the innermost error decides the kind."""
+        c = self.state.cause
+        return c[0] if c is not None and c[1].startswith(("PC: @", "*** SIGSEGV")) else None
+
     def _consequence_only(self, f: Failure) -> bool:
         """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
         consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
         if f.root:
-            return any(r.regex.search(f.root) for r in consequences)
+            # the launcher's EOFError: the pipe's writer (a scheduler) died; that death is the cause
+            return f.root.startswith("EOFError") or any(r.regex.search(f.root) for r in consequences)
         return any(r.id == f.rule for r in consequences)
 
     def _text_kind(self, text: str | None) -> str | None:
