@@ -283,3 +283,35 @@ def test_the_launchers_eof_error_is_a_consequence() -> None:
         "[2026-08-01 10:00:09] Received sigquit from a child process. It usually means the child failed.\n"
     )
     assert verdict(log)[2] != "exception"
+
+
+def test_a_jit_build_failing_during_capture_without_frames_is_in_capture() -> None:
+    """No traceback frames: the log entered JIT from capture, so the failure is in capture."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=20 GB\n"
+        "2026-08-01 10:00:01,000 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill\n"
+        "[2026-08-01 10:00:30 TP0] Scheduler hit an exception: RuntimeError: Ninja build failed.\n"
+    )
+    assert verdict(log)[:2] == ("failed", "graph_capture")
+
+
+def test_a_frame_split_over_two_lines_still_places_the_failure() -> None:
+    log = (
+        "[2026-08-01 10:00:00 TP0] Init torch distributed ends. mem usage=0.1 GB\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner_components/kv_pool_r\n'
+        'untime.py", line 40, in build\n'
+        "RuntimeError: boom\n"
+    )
+    assert verdict(log)[1] == "kv_alloc"
+
+
+def test_a_traceback_cut_after_a_load_model_call_is_in_the_load() -> None:
+    """The last complete frame's source line is 'self.load_model()': the traceback went into the load."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Init torch distributed ends. mem usage=0.1 GB\n"
+        "[2026-08-01 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 200, in initialize\n'
+        "    self.load_model()\n"
+    )
+    assert verdict(log)[:2] == ("failed", "weight_load")

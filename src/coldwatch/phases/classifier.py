@@ -50,6 +50,7 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
 _FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
 """A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
 _TB_HEAD = "Traceback (most recent call last)"
+_CALL = re.compile(r"^(?:[\w.]+ = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _BARE_EXC = re.compile(r"^[\w.]+$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
@@ -126,6 +127,10 @@ class State:
     rank_prev: dict[str, str] = field(default_factory=dict)
     """The phase each rank left for the one it is in (a phase rule with ``resume`` returns it there)."""
     in_traceback: bool = False
+    frame_part: str = ""
+    """The first half of a traceback frame that a wrap split over two lines."""
+    call: str = ""
+    """The call the last frame's source line makes ('self.load_model()'): where a traceback cut after it went."""
     lines: int = 0
     last_t: float | None = None
     last_line: str = ""
@@ -421,9 +426,21 @@ class Classifier:
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase) or self.rules.kind_phase.get(f.kind)
+        f.phase = self._frame_phase() or self._log_phase() or self.rules.kind_phase.get(f.kind)
         if f.phase is not None and f.phase not in st.spans:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
+
+    def _log_phase(self) -> str | None:
+        """Where the log says the start is; a kernel being built during capture or warm-up is still in
+        capture or warm-up (the phase is where the engine was, the kernel is the cause)."""
+        st = self.state
+        if st.phase == "starting":
+            return None
+        if st.phase == "jit_compile":
+            outer = st.rank_prev.get(st.lead or "")
+            if outer in ("graph_capture", "warmup"):
+                return outer
+        return st.phase
 
     def _frame_phase(self) -> str | None:
         """The engines' structure first (the generated map), then the hand-written frame rules for
@@ -435,7 +452,7 @@ class Classifier:
         if phase is not None:
             return phase
         if jit:  # a kernel being built or tuned: the phase is where the log says the start was
-            return self.state.phase if self.state.phase != "starting" else "jit_compile"
+            return self._log_phase() or "jit_compile"
         for rule in self.rules.frame:
             for frame in frames:
                 if rule.regex.search(frame):
@@ -552,9 +569,19 @@ class Classifier:
 
     def _traceback(self, text: str, t: float | None) -> None:
         st = self.state
+        part = st.frame_part
+        if part:  # a frame split over two lines (a terminal's or a paste's wrap)
+            st.frame_part = ""
+            m = _FRAME.search(part + text) or _FRAME.search(part + " " + text)
+            if m:
+                text = (part + text) if _FRAME.search(part + text) else (part + " " + text)
         if 'File "' in text or text.startswith("File "):
             m = _FRAME.search(text)
+            if m is None and st.in_traceback and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
+                st.frame_part = text[text.find("File") :]
+                return
             if m:
+                st.call = ""
                 if not st.in_traceback:
                     st.cut = True  # frames without their header: the paste starts mid-traceback
                 f = st.failure
@@ -579,6 +606,8 @@ class Classifier:
             return
         if not st.in_traceback:
             return
+        if st.frames and (c := _CALL.match(text)) is not None:
+            st.call = c.group(1)  # the source line of the last frame: the call it was making
         if st.tb_prefix and text.startswith(st.tb_prefix):
             text = text[len(st.tb_prefix) :].lstrip()
         if _EXC.match(text):
@@ -679,6 +708,8 @@ class Classifier:
         f = st.failure
         if st.in_traceback and (f is None or f.root is None):
             st.cut = True
+            if st.call and st.frames and not st.frames_done:
+                st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
             if f is None:
                 st.failure = f = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
         if f is not None and not f.definitive:
