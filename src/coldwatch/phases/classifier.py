@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coldwatch.normalise import LogLine
+from coldwatch.phases.prefilter import Prefilter
 from coldwatch.phases.rules import PHASES, BarRule, RuleSet, builtin_rules, scoped
 from coldwatch.phases.structure import structure_map
 
@@ -210,6 +211,7 @@ class Classifier:
         self._structure = structure_map()
         self._warned: set[str] = set()
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
+        self._pre = Prefilter(patterns, self._any) if patterns else None
         self._detect = self.rules.detect
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
@@ -484,7 +486,7 @@ class Classifier:
                     st.engine = eng
                     break
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
-            if self._any is not None and self._any.search(text):
+            if self._pre is not None and self._pre.matches(text):
                 for fr in self.rules.failure:
                     if fr.role == "fatal" and self._active(fr.engine) and fr.regex.search(text):
                         st.late_errors += 1
@@ -508,7 +510,7 @@ class Classifier:
             shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
             if shape is not None and shape in self._misses:
                 return self._out
-            if not self._any.search(text):
+            if not self._pre.matches(text):  # type: ignore[union-attr]
                 if shape is not None:
                     size = sys.getsizeof(shape)
                     if self._miss_bytes + size > MISS_BUDGET:
