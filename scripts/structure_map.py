@@ -348,8 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         "# phase ('[default_loader.py:397]', DEBUG format '[model_executor/.../model_loader/default_loader.py:397]').",
         "",
     ]
-    for engine in ("sglang", "vllm"):
-        tree = read_tree(engine, getattr(a, engine))
+    trees = {engine: read_tree(engine, getattr(a, engine)) for engine in ("sglang", "vllm")}
+    args = [f"--{e} <{src.split('@')[0]} git dir>@{src.split('@')[1][:12]}" for e, t in trees.items() for src in t.sources]
+    lines += ["# regenerate: python scripts/structure_map.py " + " ".join(args), ""]
+    for engine, tree in trees.items():
         modules, functions, tags, unused = build(engine, tree)
         for u in unused:
             print(f"{engine}: spec entry matches nothing in these snapshots: {u}", file=sys.stderr)
@@ -358,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         lines += _toml_table(f"{engine}.functions", functions)
         if engine == "vllm":
             lines += _toml_table(f"{engine}.tags", tags)
-        print(f"{engine}: {len(modules)} modules, {len(functions)} functions, {len(tags)} tags", file=sys.stderr)
+        shown = f", {len(tags)} tags" if engine == "vllm" else ""
+        print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
     a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return 0
 
