@@ -315,3 +315,9 @@ def test_a_traceback_cut_after_a_load_model_call_is_in_the_load() -> None:
         "    self.load_model()\n"
     )
     assert verdict(log)[:2] == ("failed", "weight_load")
+
+
+def test_a_quantization_scheme_chosen_means_the_model_is_being_built() -> None:
+    """A fragment that starts after 'Load weight begin': the scheme selection line is inside the load."""
+    assert verdict("[2026-08-01 10:00:00 TP0] Using CompressedTensorsWNA16MarlinMoEMethod\n")[1] == "weight_load"
+    assert verdict("INFO 08-01 10:00:00 [x.py:1] Using MacheteLinearKernel for GPTQMarlinLinearMethod\n")[1] == "weight_load"
