@@ -175,6 +175,34 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/spec_decode/", r"init_device|load_model|__init__", "draft_init"),
         ],
     },
+    # vLLM's Ascend plugin (NPU): its own runner and worker, logged in vLLM's format
+    "vllm_ascend": {
+        "root": [("",)],
+        "modules": [
+            ("vllm_ascend/model_loader/", "weight_load"),
+            ("vllm_ascend/compilation/", "jit_compile"),
+            ("vllm_ascend/compilation/acl_graph.py", ""),
+            ("vllm_ascend/worker/v2/aclgraph_utils.py", "graph_capture"),
+        ],
+        "functions": [
+            ("vllm_ascend/distributed/parallel_state.py", r"init_\w+|initialize_\w+|__init__", "dist_init"),
+            ("vllm_ascend/distributed/device_communicators/", r"__init__", "dist_init"),
+            ("vllm_ascend/worker/worker.py", r"_?init_worker_distributed_environment", "dist_init"),
+            ("vllm_ascend/worker/worker.py", r"load_model|reload_weights", "weight_load"),
+            ("vllm_ascend/worker/worker.py", r"initialize_from_config|initialize_cache", "kv_alloc"),
+            ("vllm_ascend/worker/worker.py", r"_warm_up_atb", "warmup"),
+            ("vllm_ascend/worker/model_runner_v1.py", r"load_model", "weight_load"),
+            (
+                "vllm_ascend/worker/model_runner_v1.py",
+                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend",
+                "kv_alloc",
+            ),
+            ("vllm_ascend/worker/model_runner_v1.py", r"capture_model|_capture_\w+", "graph_capture"),
+            ("vllm_ascend/worker/v2/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
+            ("vllm_ascend/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*", "draft_init"),
+            ("vllm_ascend/quantization/", r"process_weights_after_loading|\w*repack\w*|\w*shuffle\w*weight\w*", "marlin_repack"),
+        ],
+    },
 }
 
 _DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -337,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python scripts/structure_map.py")
     ap.add_argument("--sglang", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--vllm", action="append", default=[], metavar="GITDIR@COMMIT")
+    ap.add_argument("--vllm-ascend", dest="vllm_ascend", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     if not a.sglang or not a.vllm:
@@ -348,8 +377,10 @@ def main(argv: list[str] | None = None) -> int:
         "# phase ('[default_loader.py:397]', DEBUG format '[model_executor/.../model_loader/default_loader.py:397]').",
         "",
     ]
-    trees = {engine: read_tree(engine, getattr(a, engine)) for engine in ("sglang", "vllm")}
-    args = [f"--{e} <{src.split('@')[0]} git dir>@{src.split('@')[1][:12]}" for e, t in trees.items() for src in t.sources]
+    trees = {engine: read_tree(engine, getattr(a, engine)) for engine in SPEC if getattr(a, engine)}
+    args = [
+        f"--{e.replace('_', '-')} <{src.split('@')[0]} git dir>@{src.split('@')[1][:12]}" for e, t in trees.items() for src in t.sources
+    ]
     lines += ["# regenerate: python scripts/structure_map.py " + " ".join(args), ""]
     for engine, tree in trees.items():
         modules, functions, tags, unused = build(engine, tree)
@@ -358,9 +389,9 @@ def main(argv: list[str] | None = None) -> int:
         lines += [f"[{engine}]", "sources = [" + ", ".join(f'"{s}"' for s in tree.sources) + "]", ""]
         lines += _toml_table(f"{engine}.modules", modules)
         lines += _toml_table(f"{engine}.functions", functions)
-        if engine == "vllm":
+        if engine != "sglang":  # vLLM's logger format (its plugins log through it)
             lines += _toml_table(f"{engine}.tags", tags)
-        shown = f", {len(tags)} tags" if engine == "vllm" else ""
+        shown = f", {len(tags)} tags" if engine != "sglang" else ""
         print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
     a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return 0

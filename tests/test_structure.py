@@ -321,3 +321,13 @@ def test_a_quantization_scheme_chosen_means_the_model_is_being_built() -> None:
     """A fragment that starts after 'Load weight begin': the scheme selection line is inside the load."""
     assert verdict("[2026-08-01 10:00:00 TP0] Using CompressedTensorsWNA16MarlinMoEMethod\n")[1] == "weight_load"
     assert verdict("INFO 08-01 10:00:00 [x.py:1] Using MacheteLinearKernel for GPTQMarlinLinearMethod\n")[1] == "weight_load"
+
+
+def test_vllm_ascends_own_runner_is_in_the_map() -> None:
+    """vLLM's Ascend plugin: its model runner's KV set-up places a failure in kv_alloc."""
+    log = "INFO 08-01 10:00:00 [x.py:1] Loading weights took 3.10 seconds\n" + _tb(
+        "vllm/v1/engine/core.py in _initialize_kv_caches",
+        "vllm_ascend/worker/model_runner_v1.py in initialize_kv_cache",
+        exc="RuntimeError: ACL_ERROR_RT_MEMORY_ALLOCATION",
+    )
+    assert verdict(log) == ("failed", "kv_alloc", "oom")

@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 
-_ROOTS = ("sglang/", "vllm/")
+_ROOTS = ("sglang/", "vllm/", "vllm_ascend/")
 _TAG = re.compile(r"\[([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
 SUBSTEPS = {"weight_load": ("marlin_repack",)}
@@ -81,10 +81,11 @@ def structure_map() -> StructureMap:
         text = (resources.files("coldwatch.phases") / "rules" / "structure.toml").read_text(encoding="utf-8")
         data = tomllib.loads(text)
         m = StructureMap()
-        for engine in ("sglang", "vllm"):
+        for engine in ("sglang", "vllm", "vllm_ascend"):
             part = data.get(engine, {})
             m.modules.update(part.get("modules", {}))
             m.functions.update(part.get("functions", {}))
-            m.tags.update(part.get("tags", {}))
+            for tag, phase in part.get("tags", {}).items():
+                m.tags.setdefault(tag, phase)  # a plugin's file named like one of vLLM's does not rename it
         _MAP = m
     return _MAP
