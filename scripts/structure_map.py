@@ -70,6 +70,12 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("sglang/srt/speculative/frozen_kv_mtp_cuda_graph_runner.py", "draft_init"),
             ("sglang/srt/speculative/multi_layer_eagle_draft_extend_cuda_graph_runner.py", "draft_init"),
             ("sglang/srt/speculative/multi_layer_draft_forward_cg.py", "draft_init"),
+            # other devices' graph runners (Ascend NPU, Intel XPU); the drafts' own are the draft's set-up
+            ("sglang/srt/hardware_backend/npu/graph_runner/", "graph_capture"),
+            ("sglang/srt/hardware_backend/npu/graph_runner/eagle_draft_extend_npu_graph_runner.py", "draft_init"),
+            ("sglang/srt/hardware_backend/npu/graph_runner/eagle_draft_npu_graph_runner.py", "draft_init"),
+            ("sglang/srt/hardware_backend/npu/graph_runner/multi_layer_eagle_draft_extend_npu_graph_runner.py", "draft_init"),
+            ("sglang/srt/hardware_backend/xpu/graph_runner/", "graph_capture"),
         ],
         "functions": [
             ("sglang/srt/model_executor/model_runner.py", r"init_torch_distributed", "dist_init"),
@@ -152,6 +158,11 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/v1/worker/gpu/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
             ("vllm/v1/worker/gpu/model_runner.py", r"capture_model|profile_cudagraph_memory", "graph_capture"),
             ("vllm/v1/engine/core.py", r"run_busy_loop", "warmup"),
+            # Ray's cluster and placement group come before the workers' distributed init
+            ("vllm/v1/executor/ray_utils.py", r"initialize_ray_cluster|_wait_until_pg_ready", "dist_init"),
+            ("vllm/executor/ray_utils.py", r"initialize_ray_cluster|_wait_until_pg_ready", "dist_init"),
+            # KV connectors (offload, disaggregated prefill) register the allocated caches
+            ("vllm/distributed/kv_transfer/", r"register_kv_caches|register_cross_layers_kv_cache", "kv_alloc"),
             ("vllm/v1/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*|initialize_cudagraph\w*", "draft_init"),
             ("vllm/model_executor/model_loader/utils.py", r"process_weights_after_loading", "marlin_repack"),
             (
