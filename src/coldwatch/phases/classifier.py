@@ -401,7 +401,7 @@ class Classifier:
         """A signal's own report of where it struck ('PC: @ 0x7fcf... (unknown) addProxyOpIfNeeded()',
         a native frame of the collective library): the innermost error decides the kind."""
         c = self.state.cause
-        return c[0] if c is not None and c[1].startswith(("PC: @", "*** SIGSEGV")) else None
+        return c[0] if c is not None and c[1].startswith("PC: @") else None
 
     def _consequence_only(self, f: Failure) -> bool:
         """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
@@ -450,7 +450,7 @@ class Classifier:
         frames = self.state.frames
         if not frames:
             return None
-        phase, jit = structure_map().stack([tuple(f.rsplit(" in ", 1)) for f in frames])  # type: ignore[misc]
+        phase, jit = self._structure.stack([tuple(f.rsplit(" in ", 1)) for f in frames])  # type: ignore[misc]
         if phase is not None:
             return phase
         if jit:  # a kernel being built or tuned: the phase is where the log says the start was
@@ -574,9 +574,10 @@ class Classifier:
         part = st.frame_part
         if part:  # a frame split over two lines (a terminal's or a paste's wrap)
             st.frame_part = ""
-            m = _FRAME.search(part + text) or _FRAME.search(part + " " + text)
-            if m:
-                text = (part + text) if _FRAME.search(part + text) else (part + " " + text)
+            for joined in (part + text, part + " " + text):
+                if _FRAME.search(joined):
+                    text = joined
+                    break
         if 'File "' in text or text.startswith("File "):
             m = _FRAME.search(text)
             if m is None and st.in_traceback and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
