@@ -331,3 +331,10 @@ def test_vllm_ascends_own_runner_is_in_the_map() -> None:
         exc="RuntimeError: ACL_ERROR_RT_MEMORY_ALLOCATION",
     )
     assert verdict(log) == ("failed", "kv_alloc", "oom")
+
+
+def test_a_worker_silent_for_a_minute_is_said_once() -> None:
+    line = "(EngineCore pid=7) INFO 08-01 10:01:00 [shm_broadcast.py:801] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging.\n"
+    sig, st = signals("INFO 08-01 10:00:00 [x.py:1] Starting to load model m...\n" + line + line)
+    assert [s.data["message"][:40] for s in sig if s.kind == "warning"] == ["a worker has not answered for a minute ("]
+    assert st.failure is None
