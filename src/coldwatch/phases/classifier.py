@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coldwatch.normalise import LogLine
-from coldwatch.phases.prefilter import Prefilter
+from coldwatch.phases.prefilter import prefilter
 from coldwatch.phases.rules import PHASES, BarRule, RuleSet, builtin_rules, scoped
 from coldwatch.phases.structure import structure_map
 
@@ -211,7 +211,13 @@ class Classifier:
         self._structure = structure_map()
         self._warned: set[str] = set()
         self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
-        self._pre = Prefilter(patterns, self._any) if patterns else None
+        self._pre = prefilter(patterns, self._any) if patterns else None
+        # each rule's index in the prefilter's pattern list: a rule not in a line's hits cannot match it
+        nf = len(self.rules.phase)
+        self._at_failure = nf
+        self._at_start = nf + len(self.rules.failure)
+        self._at_cause = self._at_start + len(self.rules.start)
+        self._at_warning = self._at_cause + len(self.rules.cause)
         self._detect = self.rules.detect
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
@@ -486,9 +492,11 @@ class Classifier:
                     st.engine = eng
                     break
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
-            if self._pre is not None and self._pre.matches(text):
-                for fr in self.rules.failure:
-                    if fr.role == "fatal" and self._active(fr.engine) and fr.regex.search(text):
+            late = self._pre.which(text) if self._pre is not None else set()
+            if late:
+                base = self._at_failure
+                for k, fr in enumerate(self.rules.failure):
+                    if fr.role == "fatal" and self._active(fr.engine) and base + k in late:
                         st.late_errors += 1
                         st.late_error = text[:500]
                         break
@@ -505,12 +513,14 @@ class Classifier:
             tagged = self._structure.tag_phase(line.raw)
             if tagged is not None:
                 self._enter(self._rank(line), tagged, t, text)
-        if self._any is not None:
+        hits: set[int] = set()
+        if self._pre is not None:
             # lines that differ only in numbers match the same rules: remember the misses
             shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
             if shape is not None and shape in self._misses:
                 return self._out
-            if not self._pre.matches(text):  # type: ignore[union-attr]
+            hits = self._pre.which(text)
+            if not hits:
                 if shape is not None:
                     size = sys.getsizeof(shape)
                     if self._miss_bytes + size > MISS_BUDGET:
@@ -519,28 +529,28 @@ class Classifier:
                     self._misses.add(shape)
                     self._miss_bytes += size
                 return self._out
-        for sr in self.rules.start:
-            if self._active(sr.engine) and sr.regex.search(text):
+        for k, sr in enumerate(self.rules.start):
+            if self._at_start + k in hits and self._active(sr.engine):
                 self._emit("start", t, rule=sr.id, evidence=text[:200])
                 break
-        for cr in self.rules.cause:
-            if cr.regex.search(text):
+        for k, cr in enumerate(self.rules.cause):
+            if self._at_cause + k in hits:
                 st.cause = (cr.label, text[:500])
                 break
-        for wr in self.rules.warning:
-            if wr.label not in self._warned and wr.regex.search(text):
+        for k, wr in enumerate(self.rules.warning):
+            if self._at_warning + k in hits and wr.label not in self._warned:
                 self._warned.add(wr.label)
                 self._emit("warning", t, message=f"{wr.label}: {text[:200]}")
         if text.startswith("Engine startup timings (s):"):
             st.engine_timings = _timings(text)
         rank = self._rank(line)
-        for fr in self.rules.failure:
-            if self._active(fr.engine) and fr.regex.search(text):
+        for k, fr in enumerate(self.rules.failure):
+            if self._at_failure + k in hits and self._active(fr.engine):
                 self._fail(fr.kind, fr.id, text, t, fr.role)
                 break
         flags = st.rank_flags.setdefault(rank, set())
-        for rule in self.rules.phase:
-            if not self._active(rule.engine) or not rule.regex.search(text):
+        for k, rule in enumerate(self.rules.phase):
+            if k not in hits or not self._active(rule.engine):
                 continue
             if rule.requires and rule.requires not in flags:
                 continue

@@ -1,10 +1,10 @@
-"""A fast 'does any rule match this line?' test for the classifier's hot path.
+"""A fast 'which rules match this line?' for the classifier's hot path.
 
 One alternation of every rule's pattern costs more per line than the rules one by one (Python's
 regex engine has no multi-literal search). Most alternatives must contain some literal text; the
 prefilter indexes each by one 4-character slice of that text, so a line is tested only against the
 alternatives whose slice it contains, plus the few that have no literal of 4 characters. Exact: the
-answer is the alternation's answer (non-ASCII lines take the alternation itself)."""
+answer is what searching each pattern would say (non-ASCII lines search each pattern)."""
 
 from __future__ import annotations
 
@@ -105,39 +105,64 @@ def literals(alt: str) -> list[str]:
 
 
 class Prefilter:
-    """``matches(text)`` is ``any(re.search(p, text) for p in patterns)``, faster."""
+    """``which(text)`` is the set of indices of the patterns that match the text (what searching each
+    pattern would say), found by testing only the alternatives whose literal slice the text holds."""
 
     def __init__(self, patterns: list[str], scoped: re.Pattern[str] | None) -> None:
         self.full = scoped
-        by_gram: dict[str, list[str]] = defaultdict(list)
-        always: list[str] = []
-        for pattern in patterns:
+        self.compiled = [re.compile(p) for p in patterns]
+        by_gram: dict[str, list[tuple[int, re.Pattern[str]]]] = defaultdict(list)
+        always: list[tuple[int, re.Pattern[str]]] = []
+        for idx, pattern in enumerate(patterns):
             flag = ""
             if pattern.startswith("(?i)"):
                 flag, pattern = "i", pattern[4:]
             if "(?" in pattern.replace("(?:", "").replace("(?!", "").replace("(?=", "").replace("(?<", ""):
-                always.append(f"(?{flag}:{pattern})" if flag else f"(?:{pattern})")  # inline flags: keep whole
+                always.append((idx, self.compiled[idx]))  # inline flags: the pattern as a whole
                 continue
             for alt in alternatives(pattern):
-                wrapped = f"(?i:{alt})" if flag else f"(?:{alt})"
+                rx = re.compile(f"(?i:{alt})" if flag else alt)
                 runs = [r for r in literals(alt) if len(r) >= GRAM and r.isascii()]
                 if not runs:
-                    always.append(wrapped)
+                    always.append((idx, rx))
                     continue
                 best = max(runs, key=len).lower()
                 mid = (len(best) - GRAM) // 2
-                by_gram[best[mid : mid + GRAM]].append(wrapped)
-        self.grams = {g: re.compile("|".join(alts)) for g, alts in by_gram.items()}
+                by_gram[best[mid : mid + GRAM]].append((idx, rx))
+        self.grams = dict(by_gram)
         self.keys = frozenset(self.grams)
-        self.always = re.compile("|".join(always)) if always else None
+        self.always = always
 
-    def matches(self, text: str) -> bool:
-        if not text.isascii():
-            return self.full is not None and self.full.search(text) is not None
-        if self.always is not None and self.always.search(text):
-            return True
+    def which(self, text: str) -> set[int]:
+        if not text.isascii():  # case folding beyond ASCII: search every pattern
+            return {i for i, rx in enumerate(self.compiled) if rx.search(text)}
+        out: set[int] = set()
+        for i, rx in self.always:
+            if i not in out and rx.search(text):
+                out.add(i)
         low = text.lower()
         n = len(low) - GRAM + 1
-        hits = self.keys.intersection([low[i : i + GRAM] for i in range(n)]) if n > 0 else ()
-        grams = self.grams
-        return any(grams[g].search(text) for g in hits)
+        if n > 0:
+            grams = self.grams
+            for g in self.keys.intersection([low[k : k + GRAM] for k in range(n)]):
+                for i, rx in grams[g]:
+                    if i not in out and rx.search(text):
+                        out.add(i)
+        return out
+
+    def matches(self, text: str) -> bool:
+        return bool(self.which(text))
+
+
+_CACHE: dict[tuple[str, ...], Prefilter] = {}
+
+
+def prefilter(patterns: list[str], scoped: re.Pattern[str] | None) -> Prefilter:
+    """The prefilter for a rule set's patterns, built once per distinct set (a classifier per start)."""
+    key = tuple(patterns)
+    pre = _CACHE.get(key)
+    if pre is None:
+        if len(_CACHE) > 16:
+            _CACHE.clear()
+        pre = _CACHE[key] = Prefilter(patterns, scoped)
+    return pre
