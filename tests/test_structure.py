@@ -338,3 +338,22 @@ def test_a_worker_silent_for_a_minute_is_said_once() -> None:
     sig, st = signals("INFO 08-01 10:00:00 [x.py:1] Starting to load model m...\n" + line + line)
     assert [s.data["message"][:40] for s in sig if s.kind == "warning"] == ["a worker has not answered for a minute ("]
     assert st.failure is None
+
+
+def test_vllms_own_step_figures_are_kept() -> None:
+    log = (
+        "(EngineCore pid=7) INFO 08-01 10:00:30 [default_loader.py:397] Loading weights took 26.93 seconds\n"
+        "(EngineCore pid=7) INFO 08-01 10:00:31 [gpu_model_runner.py:1] Model loading took 12.66 GiB memory and 31.657031 seconds\n"
+        "(EngineCore pid=7) INFO 08-01 10:01:00 [monitor.py:34] torch.compile takes 22.52 s in total\n"
+        "(EngineCore pid=7) INFO 08-01 10:02:00 [gpu_model_runner.py:1] Graph capturing finished in 7 secs, took 0.95 GiB\n"
+        "(EngineCore pid=7) INFO 08-01 10:02:01 [core.py:349] init engine (profile, create kv cache, warmup model) took 212.68 s (compilation: 13.01 s)\n"
+    )
+    _, st = signals(log)
+    assert st.engine_timings == {
+        "load_weights": 26.93,
+        "model_loading": 31.657031,
+        "torch_compile": 22.52,
+        "graph_capture": 7.0,
+        "init_engine": 212.68,
+        "compilation": 13.01,
+    }

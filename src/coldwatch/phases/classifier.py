@@ -21,6 +21,7 @@ from coldwatch.phases.structure import structure_map
 
 _NT = re.compile(r"(\d+)/(\d+)")
 _NT_BARE = re.compile(r" +(\d+)/(\d+) \[")
+_NAMED = re.compile(r"\(\?P<\w+>")
 _TIMING = re.compile(r"(\w+)=(\{[^}]*\}|\d+(?:\.\d+)?)")
 
 
@@ -142,8 +143,8 @@ class State:
     cause: tuple[str, str] | None = None
     """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
     engine_timings: dict[str, float] = field(default_factory=dict)
-    """The engine's own per-phase figures in seconds (SGLang's 'Engine startup timings (s): ...'),
-    'cuda_graph.decode' for nested ones: shown beside coldwatch's."""
+    """The engine's own per-phase figures in seconds (SGLang's 'Engine startup timings (s): ...',
+    'cuda_graph.decode' for nested ones; vLLM's '... took N s' lines, see [[timing]]): shown beside coldwatch's."""
     late_errors: int = 0
     """Fatal-looking lines after ready (they do not change a ready start; `status` reports them)."""
     late_error: str = ""
@@ -207,10 +208,11 @@ class Classifier:
         self.state = State(engine=engine)
         patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
         patterns += [r.regex.pattern for r in self.rules.start] + [r.regex.pattern for r in self.rules.cause]
-        patterns += [r.regex.pattern for r in self.rules.warning]
+        patterns += [r.regex.pattern for r in self.rules.warning] + [r.regex.pattern for r in self.rules.timing]
         self._structure = structure_map()
         self._warned: set[str] = set()
-        self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
+        joined = "|".join(f"(?:{_NAMED.sub('(?:', scoped(p))})" for p in patterns)  # names may repeat across rules
+        self._any = re.compile(joined) if patterns else None
         self._pre = prefilter(patterns, self._any) if patterns else None
         # each rule's index in the prefilter's pattern list: a rule not in a line's hits cannot match it
         nf = len(self.rules.phase)
@@ -218,6 +220,7 @@ class Classifier:
         self._at_start = nf + len(self.rules.failure)
         self._at_cause = self._at_start + len(self.rules.start)
         self._at_warning = self._at_cause + len(self.rules.cause)
+        self._at_timing = self._at_warning + len(self.rules.warning)
         self._detect = self.rules.detect
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
@@ -543,6 +546,11 @@ class Classifier:
                 self._emit("warning", t, message=f"{wr.label}: {text[:200]}")
         if text.startswith("Engine startup timings (s):"):
             st.engine_timings = _timings(text)
+        for k, tr in enumerate(self.rules.timing):
+            if self._at_timing + k in hits and (m := tr.regex.search(text)) is not None:
+                st.engine_timings[tr.label] = float(m.group("s"))
+                if "s2" in tr.regex.groupindex and m.group("s2") and "key2" in tr.regex.groupindex:
+                    st.engine_timings[m.group("key2")] = float(m.group("s2"))
         rank = self._rank(line)
         for k, fr in enumerate(self.rules.failure):
             if self._at_failure + k in hits and self._active(fr.engine):

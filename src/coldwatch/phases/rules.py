@@ -113,6 +113,9 @@ class RuleSet:
     """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
     warning: list[TaggedRegex] = field(default_factory=list)
     """Lines that are no failure but that a user must hear about (a weight cache that fell back to disk): message."""
+    timing: list[TaggedRegex] = field(default_factory=list)
+    """Lines where the engine reports its own duration of a step ('Loading weights took 26.93 seconds'):
+    key, and the pattern's groups named s (seconds) and optionally key2/s2 for a second figure."""
 
 
 def _phase(value: Any, where: str) -> str:
@@ -141,7 +144,7 @@ def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> 
 
 
 def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
-    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause", "warning"}
+    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause", "warning", "timing"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
@@ -241,6 +244,14 @@ def _warnings(data: dict[str, Any], source: str, rules: RuleSet) -> None:
         message = _str(e, "message", where)
         assert message is not None
         rules.warning.append(TaggedRegex(message, _compile(_str(e, "pattern", where) or "", where)))
+    for i, e in enumerate(data.get("timing", [])):
+        where = f"{source} [[timing]] #{i + 1}"
+        key = _str(e, "key", where)
+        assert key is not None
+        rx = _compile(_str(e, "pattern", where) or "", where)
+        if "s" not in rx.groupindex:
+            raise ConfigError(f"{where}: the pattern needs a group named s (the seconds), e.g. (?P<s>[0-9.]+)")
+        rules.timing.append(TaggedRegex(key, rx))
 
 
 def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule | StartRule) -> None:
@@ -293,6 +304,7 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.cause),
         dict(base.kind_phase),
         list(base.warning),
+        list(base.timing),
     )
     for path in extra:
         try:
