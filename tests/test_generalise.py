@@ -121,7 +121,7 @@ def test_cut_traceback_without_telling_frames_is_other() -> None:
         'kserve-container   File "/srv/__main__.py", line 164, in <module>\n'
         "kserve-container     parser = AsyncEngineA"
     )
-    assert verdict(log) == ("failed", None, "other")
+    assert verdict(log) == ("failed", "starting", "other")
 
 
 def test_consequence_alone_whole_log_is_killed_cut_log_is_other() -> None:

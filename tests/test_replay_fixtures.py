@@ -34,7 +34,7 @@ def _verdict(path: Path) -> tuple[Any, Any]:
 def test_shared_fixture_verdict_matches_label(label: dict[str, Any]) -> None:
     """Outcome, failure kind and last phase equal the label of each real log."""
     c, v = _verdict(SHARED_LOGS / label["file"])
-    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"])
+    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"] or "starting")
 
 
 @pytest.mark.skipif(not SHARED, reason=f"shared fixture logs not found at {SHARED_LOGS}")
@@ -51,7 +51,7 @@ def test_shared_fixture_phases_seen_cover_label(label: dict[str, Any]) -> None:
 def test_composed_fixture_timeline(label: dict[str, Any]) -> None:
     """Composed logs (engine format strings) give the labelled verdict and the phases in order."""
     c, v = _verdict(OWN_LOGS / label["file"])
-    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"])
+    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"] or "starting")
     assert [s.phase for s in c.state.timeline() if s.phase != "starting"] == label["phases_seen"]
 
 
@@ -59,7 +59,7 @@ def test_composed_fixture_timeline(label: dict[str, Any]) -> None:
 def test_recorded_real_engine_logs(label: dict[str, Any]) -> None:
     """Logs recorded from real engines by the engine tier replay to the verdict the live run gave."""
     c, v = _verdict(OWN_LOGS / "real" / label["file"])
-    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"])
+    assert (v.outcome, v.failure_kind, v.phase) == (label["outcome"], label["failure_kind"], label["last_phase"] or "starting")
     assert [s.phase for s in c.state.timeline() if s.phase != "starting"] == label["phases_seen"]
     if "reason_has" in label:  # the engine's own causal line, not a symptom of it
         assert label["reason_has"] in v.reason

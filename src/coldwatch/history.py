@@ -205,6 +205,7 @@ def make_record(target: str, result: dict[str, Any], **extra: Any) -> dict[str, 
         "starts": starts(result.get("phases", [])),
         "total": ready if ready is not None else result.get("t"),
         "ts": result.get("ts"),
+        **({"engine_timings": result["engine_timings"]} if result.get("engine_timings") else {}),
         **{k: v for k, v in extra.items() if v is not None},
     }
 

@@ -639,7 +639,7 @@ class Judge:
         if st.outcome == "failed":
             return self._decide(self._failed())
         phase = st.last_phase()
-        where = f"in {phase}" if phase else "before any start-up phase"
+        where = f"in {phase}" if phase and phase != "starting" else "before any start-up phase"
         return self._decide(Verdict(Outcome.INCOMPLETE, ExitCode.TIMEOUT, phase, None, f"log ended {where} without ready or a failure"))
 
     def _check_slow(self, phase: str, t: float) -> None:
@@ -672,6 +672,8 @@ class Judge:
         """The result line for the verdict (``finish`` first when there is none)."""
         v = self.verdict or self.finish(t)
         st = self.c.state
+        if st.engine_timings:  # the engine's own per-phase figures, beside coldwatch's
+            extra.setdefault("engine_timings", st.engine_timings)
         return result_line(v, t, self.epoch0, st.timeline(), **extra)
 
     def status(self) -> NodeStatus:

@@ -15,9 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coldwatch.normalise import LogLine
+from coldwatch.phases.prefilter import prefilter
 from coldwatch.phases.rules import PHASES, BarRule, RuleSet, builtin_rules, scoped
+from coldwatch.phases.structure import structure_map
 
 _NT = re.compile(r"(\d+)/(\d+)")
+_NT_BARE = re.compile(r" +(\d+)/(\d+) \[")
+_NAMED = re.compile(r"\(\?P<\w+>")
+_TIMING = re.compile(r"(\w+)=(\{[^}]*\}|\d+(?:\.\d+)?)")
 
 
 def parse_bar(text: str) -> tuple[str, int, int] | None:
@@ -30,16 +35,24 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
         return None
     k = text.find("|", i + 1, i + 14)
     if k < 0:
-        return None
+        # no bar drawn ('[AutoTuner]: Tuning op:  50% 11/22 [06:15<07:51, 42.84s/profile]')
+        m = _NT_BARE.match(text, i + 1)
+        if m is None:
+            return None
+        return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
     m = _NT.search(text, k)
-    if m is None or m.start() - k > 80:
+    if m is None:
         return None
+    gap = text[k + 1 : m.start()]
+    if len(gap) > 80 and any(c.isalpha() for c in gap):
+        return None  # a bar of any width is drawn in blocks, '#' or digits: letters mean it is no bar
     return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
 
 
 _FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
 """A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
 _TB_HEAD = "Traceback (most recent call last)"
+_CALL = re.compile(r"^(?:[\w.]+ = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _BARE_EXC = re.compile(r"^[\w.]+$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
@@ -116,6 +129,10 @@ class State:
     rank_prev: dict[str, str] = field(default_factory=dict)
     """The phase each rank left for the one it is in (a phase rule with ``resume`` returns it there)."""
     in_traceback: bool = False
+    frame_part: str = ""
+    """The first half of a traceback frame that a wrap split over two lines."""
+    call: str = ""
+    """The call the last frame's source line makes ('self.load_model()'): where a traceback cut after it went."""
     lines: int = 0
     last_t: float | None = None
     last_line: str = ""
@@ -125,6 +142,9 @@ class State:
     """The text shows it is an excerpt where a cause may be missing: frames without their header, a traceback cut at the end."""
     cause: tuple[str, str] | None = None
     """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
+    engine_timings: dict[str, float] = field(default_factory=dict)
+    """The engine's own per-phase figures in seconds (SGLang's 'Engine startup timings (s): ...',
+    'cuda_graph.decode' for nested ones; vLLM's '... took N s' lines, see [[timing]]): shown beside coldwatch's."""
     late_errors: int = 0
     """Fatal-looking lines after ready (they do not change a ready start; `status` reports them)."""
     late_error: str = ""
@@ -142,7 +162,9 @@ class State:
         """The phase to report: where a failure happened, else the latest phase reached."""
         if self.failure is not None and not self.ready and self.failure.phase:
             return self.failure.phase
-        return None if self.phase == "starting" else self.phase
+        if self.phase == "starting":
+            return "starting" if self.lines else None  # null only for a start without a line
+        return self.phase
 
     def timeline(self) -> list[Span]:
         """The phases in the order they ran. A phase whose start is unknown (an excerpt without
@@ -160,6 +182,19 @@ class State:
         return sorted(spans, key=key)
 
 
+def _timings(text: str) -> dict[str, float]:
+    """'Engine startup timings (s): load_weight=12.02, cuda_graph={prefill=22.96, decode=12.26}, ...' -> figures."""
+    out: dict[str, float] = {}
+    for key, value in _TIMING.findall(text.split(":", 1)[1]):
+        if value.startswith("{"):
+            for k2, v2 in _TIMING.findall(value[1:-1]):
+                if not v2.startswith("{"):
+                    out[f"{key}.{k2}"] = float(v2)
+        else:
+            out[key] = float(value)
+    return out
+
+
 def _is_zero_rank(rank: str) -> bool:
     digits = [c for c in rank if c.isdigit()]
     return bool(digits) and all(c == "0" for c in digits)
@@ -173,7 +208,19 @@ class Classifier:
         self.state = State(engine=engine)
         patterns = [r.regex.pattern for r in self.rules.phase] + [r.regex.pattern for r in self.rules.failure]
         patterns += [r.regex.pattern for r in self.rules.start] + [r.regex.pattern for r in self.rules.cause]
-        self._any = re.compile("|".join(f"(?:{scoped(p)})" for p in patterns)) if patterns else None
+        patterns += [r.regex.pattern for r in self.rules.warning] + [r.regex.pattern for r in self.rules.timing]
+        self._structure = structure_map()
+        self._warned: set[str] = set()
+        joined = "|".join(f"(?:{_NAMED.sub('(?:', scoped(p))})" for p in patterns)  # names may repeat across rules
+        self._any = re.compile(joined) if patterns else None
+        self._pre = prefilter(patterns, self._any) if patterns else None
+        # each rule's index in the prefilter's pattern list: a rule not in a line's hits cannot match it
+        nf = len(self.rules.phase)
+        self._at_failure = nf
+        self._at_start = nf + len(self.rules.failure)
+        self._at_cause = self._at_start + len(self.rules.start)
+        self._at_warning = self._at_cause + len(self.rules.cause)
+        self._at_timing = self._at_warning + len(self.rules.warning)
         self._detect = self.rules.detect
         self._out: list[Signal] = []
         self._bar_cache: dict[str, BarRule | None] = {}
@@ -219,8 +266,12 @@ class Classifier:
         if prev == phase:
             return
         if st.failure is not None and not st.failure.definitive:
-            # the start went on after a traceback: it was not fatal
+            # the start went on after a traceback: it was not fatal; an OOM or collective error it
+            # named stays the explanation of a later failure that names none (the first root error)
             self._emit("warning", t, message=f"start continued after: {st.failure.cause}")
+            named = self._text_kind(st.failure.root) or self._text_kind(st.failure.trigger)
+            if named in ("oom", "nccl") and st.cause is None:
+                st.cause = (named, st.failure.cause[:500])
             st.failure = None
             st.frames_done = False
         if prev is not None:
@@ -329,8 +380,8 @@ class Classifier:
         kind = self._kind_of(f)
         if kind is not None:
             f.kind = kind
-        elif f.root is None and self.state.cut and f.rule in ("common.traceback", "common.cut_traceback"):
-            f.kind = "other"  # a bare traceback whose exception line the excerpt does not hold
+        elif f.root is None and self.state.cut and (f.rule in ("common.traceback", "common.cut_traceback") or _TB_HEAD in f.trigger):
+            f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
         elif self._consequence_only(f):
             # a consequence ("See root cause above") with no cause in the text: when the text is a
             # cut excerpt the cause is unknown; when it is whole, the process died without a word
@@ -348,18 +399,25 @@ class Classifier:
         kind = self._text_kind(f.trigger)
         if f.root is None and kind in (None, "other"):
             # no exception line: where it died says more than a signal's name ('Fatal Python error: Aborted')
-            kind = self._frame_kind() or kind
+            kind = self._frame_kind() or self._crash_site() or kind
         if kind is not None:
             return kind
         if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
             return self.state.cause[0]
         return None
 
+    def _crash_site(self) -> str | None:
+        """A signal's own report of where it struck ('PC: @ 0x7fcf... (unknown) addProxyOpIfNeeded()',
+        a native frame of the collective library): the innermost error decides the kind."""
+        c = self.state.cause
+        return c[0] if c is not None and c[1].startswith("PC: @") else None
+
     def _consequence_only(self, f: Failure) -> bool:
         """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
         consequences = [r for r in self.rules.failure if r.role == "consequence" and self._active(r.engine)]
         if f.root:
-            return any(r.regex.search(f.root) for r in consequences)
+            # the launcher's EOFError: the pipe's writer (a scheduler) died; that death is the cause
+            return f.root.startswith("EOFError") or any(r.regex.search(f.root) for r in consequences)
         return any(r.id == f.rule for r in consequences)
 
     def _text_kind(self, text: str | None) -> str | None:
@@ -379,14 +437,33 @@ class Classifier:
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or (None if st.phase == "starting" else st.phase) or self.rules.kind_phase.get(f.kind)
+        f.phase = self._frame_phase() or self._log_phase() or self.rules.kind_phase.get(f.kind)
         if f.phase is not None and f.phase not in st.spans:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
 
+    def _log_phase(self) -> str | None:
+        """Where the log says the start is; a kernel being built during capture or warm-up is still in
+        capture or warm-up (the phase is where the engine was, the kernel is the cause)."""
+        st = self.state
+        if st.phase == "starting":
+            return None
+        if st.phase == "jit_compile":
+            outer = st.rank_prev.get(st.lead or "")
+            if outer in ("graph_capture", "warmup"):
+                return outer
+        return st.phase
+
     def _frame_phase(self) -> str | None:
+        """The engines' structure first (the generated map), then the hand-written frame rules for
+        what it cannot say (plugins, wrappers, paths that are not the engine's package)."""
         frames = self.state.frames
         if not frames:
             return None
+        phase, jit = self._structure.stack([tuple(f.rsplit(" in ", 1)) for f in frames])  # type: ignore[misc]
+        if phase is not None:
+            return phase
+        if jit:  # a kernel being built or tuned: the phase is where the log says the start was
+            return self._log_phase() or "jit_compile"
         for rule in self.rules.frame:
             for frame in frames:
                 if rule.regex.search(frame):
@@ -418,9 +495,11 @@ class Classifier:
                     st.engine = eng
                     break
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
-            if self._any is not None and self._any.search(text):
-                for fr in self.rules.failure:
-                    if fr.role == "fatal" and self._active(fr.engine) and fr.regex.search(text):
+            late = self._pre.which(text) if self._pre is not None else set()
+            if late:
+                base = self._at_failure
+                for k, fr in enumerate(self.rules.failure):
+                    if fr.role == "fatal" and self._active(fr.engine) and base + k in late:
                         st.late_errors += 1
                         st.late_error = text[:500]
                         break
@@ -432,12 +511,19 @@ class Classifier:
             if bar is not None:
                 self._bar(line, *bar, t)
                 return self._out
-        if self._any is not None:
+        if st.phase == "starting" and st.failure is None and ".py:" in line.raw:
+            # before any marker a rule knows: the module a vLLM line was logged from names its phase
+            tagged = self._structure.tag_phase(line.raw)
+            if tagged is not None:
+                self._enter(self._rank(line), tagged, t, text)
+        hits: set[int] = set()
+        if self._pre is not None:
             # lines that differ only in numbers match the same rules: remember the misses
             shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
             if shape is not None and shape in self._misses:
                 return self._out
-            if not self._any.search(text):
+            hits = self._pre.which(text)
+            if not hits:
                 if shape is not None:
                     size = sys.getsizeof(shape)
                     if self._miss_bytes + size > MISS_BUDGET:
@@ -446,22 +532,33 @@ class Classifier:
                     self._misses.add(shape)
                     self._miss_bytes += size
                 return self._out
-        for sr in self.rules.start:
-            if self._active(sr.engine) and sr.regex.search(text):
+        for k, sr in enumerate(self.rules.start):
+            if self._at_start + k in hits and self._active(sr.engine):
                 self._emit("start", t, rule=sr.id, evidence=text[:200])
                 break
-        for cr in self.rules.cause:
-            if cr.regex.search(text):
+        for k, cr in enumerate(self.rules.cause):
+            if self._at_cause + k in hits:
                 st.cause = (cr.label, text[:500])
                 break
+        for k, wr in enumerate(self.rules.warning):
+            if self._at_warning + k in hits and wr.label not in self._warned:
+                self._warned.add(wr.label)
+                self._emit("warning", t, message=f"{wr.label}: {text[:200]}")
+        if text.startswith("Engine startup timings (s):"):
+            st.engine_timings = _timings(text)
+        for k, tr in enumerate(self.rules.timing):
+            if self._at_timing + k in hits and (m := tr.regex.search(text)) is not None:
+                st.engine_timings[tr.label] = float(m.group("s"))
+                if "s2" in tr.regex.groupindex and m.group("s2") and "key2" in tr.regex.groupindex:
+                    st.engine_timings[m.group("key2")] = float(m.group("s2"))
         rank = self._rank(line)
-        for fr in self.rules.failure:
-            if self._active(fr.engine) and fr.regex.search(text):
+        for k, fr in enumerate(self.rules.failure):
+            if self._at_failure + k in hits and self._active(fr.engine):
                 self._fail(fr.kind, fr.id, text, t, fr.role)
                 break
         flags = st.rank_flags.setdefault(rank, set())
-        for rule in self.rules.phase:
-            if not self._active(rule.engine) or not rule.regex.search(text):
+        for k, rule in enumerate(self.rules.phase):
+            if k not in hits or not self._active(rule.engine):
                 continue
             if rule.requires and rule.requires not in flags:
                 continue
@@ -492,9 +589,20 @@ class Classifier:
 
     def _traceback(self, text: str, t: float | None) -> None:
         st = self.state
+        part = st.frame_part
+        if part:  # a frame split over two lines (a terminal's or a paste's wrap)
+            st.frame_part = ""
+            for joined in (part + text, part + " " + text):
+                if _FRAME.search(joined):
+                    text = joined
+                    break
         if 'File "' in text or text.startswith("File "):
             m = _FRAME.search(text)
+            if m is None and st.in_traceback and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
+                st.frame_part = text[text.find("File") :]
+                return
             if m:
+                st.call = ""
                 if not st.in_traceback:
                     st.cut = True  # frames without their header: the paste starts mid-traceback
                 f = st.failure
@@ -519,6 +627,8 @@ class Classifier:
             return
         if not st.in_traceback:
             return
+        if st.frames and (c := _CALL.match(text)) is not None:
+            st.call = c.group(1)  # the source line of the last frame: the call it was making
         if st.tb_prefix and text.startswith(st.tb_prefix):
             text = text[len(st.tb_prefix) :].lstrip()
         if _EXC.match(text):
@@ -619,6 +729,8 @@ class Classifier:
         f = st.failure
         if st.in_traceback and (f is None or f.root is None):
             st.cut = True
+            if st.call and st.frames and not st.frames_done:
+                st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
             if f is None:
                 st.failure = f = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
         if f is not None and not f.definitive:

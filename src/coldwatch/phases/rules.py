@@ -111,6 +111,11 @@ class RuleSet:
     """Lines that explain a later failure without being one ('Available memory: 0'): kind when the failure's own text has none."""
     kind_phase: dict[str, str] = field(default_factory=dict)
     """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
+    warning: list[TaggedRegex] = field(default_factory=list)
+    """Lines that are no failure but that a user must hear about (a weight cache that fell back to disk): message."""
+    timing: list[TaggedRegex] = field(default_factory=list)
+    """Lines where the engine reports its own duration of a step ('Loading weights took 26.93 seconds'):
+    key, and the pattern's groups named s (seconds) and optionally key2/s2 for a second figure."""
 
 
 def _phase(value: Any, where: str) -> str:
@@ -139,7 +144,7 @@ def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> 
 
 
 def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
-    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause"}
+    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause", "warning", "timing"}
     for key in data:
         if key not in known:
             raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
@@ -230,6 +235,23 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         if kind not in FAILURE_KINDS:
             raise ConfigError(f"{where}: unknown failure kind {kind!r}")
         rules.cause.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
+    _warnings(data, source, rules)
+
+
+def _warnings(data: dict[str, Any], source: str, rules: RuleSet) -> None:
+    for i, e in enumerate(data.get("warning", [])):
+        where = f"{source} [[warning]] #{i + 1}"
+        message = _str(e, "message", where)
+        assert message is not None
+        rules.warning.append(TaggedRegex(message, _compile(_str(e, "pattern", where) or "", where)))
+    for i, e in enumerate(data.get("timing", [])):
+        where = f"{source} [[timing]] #{i + 1}"
+        key = _str(e, "key", where)
+        assert key is not None
+        rx = _compile(_str(e, "pattern", where) or "", where)
+        if "s" not in rx.groupindex:
+            raise ConfigError(f"{where}: the pattern needs a group named s (the seconds), e.g. (?P<s>[0-9.]+)")
+        rules.timing.append(TaggedRegex(key, rx))
 
 
 def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule | StartRule) -> None:
@@ -281,6 +303,8 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.frame_kind),
         list(base.cause),
         dict(base.kind_phase),
+        list(base.warning),
+        list(base.timing),
     )
     for path in extra:
         from coldwatch.files import RULES_LIMIT, read_text

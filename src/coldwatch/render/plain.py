@@ -128,6 +128,8 @@ def print_timeline(spans: list[Any], res: dict[str, Any], out: TextIO) -> None:
         start = fmt_t(s.start) if s.start is not None else "     ?"
         prog = f"{s.done}/{s.total}" if s.total else ""
         out.write(f"{s.phase:<14} {start:>6}  {dur:>8}  {prog:>8}   {clean(s.evidence, 100)}\n")
+    if res.get("engine_timings"):
+        out.write("engine's own timings (s): " + ", ".join(f"{k}={v:g}" for k, v in res["engine_timings"].items()) + "\n")
     out.write(verdict_line(res) + "\n")
     out.flush()
 

@@ -1,0 +1,412 @@
+"""Generate coldwatch's structure map: which start-up phase each module and function of SGLang's and
+vLLM's source belongs to, read from the engines' own trees (git snapshots), for traceback frames and
+vLLM's `[file.py:line]` logger tags.
+
+    python scripts/structure_map.py --sglang GITDIR@COMMIT [...] --vllm GITDIR@COMMIT [...] [--out FILE]
+
+Give each engine one or more snapshots (a release each; the map is their union, so frames of an old
+release still resolve). The output, src/coldwatch/phases/rules/structure.toml, is committed and
+reviewed in the diff like any rule change; rerun this per engine release.
+
+What is hand-written here is the SPEC: directories and modules that belong to one phase as a whole,
+and, inside modules that orchestrate several phases (a model runner, a scheduler), function-name
+patterns. What comes from the source: every module that exists under those directories, every
+function that matches (so a new module or a renamed function shows in the diff), and the logger tags:
+a module's tag names a phase only when every function of it that logs belongs to that phase, and a
+bare file name (vLLM's INFO format, `[default_loader.py:397]`) only when no other module of the tree
+has that name with another phase. A spec entry that matches nothing in any snapshot is reported (the
+engine renamed it: review the spec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "src" / "coldwatch" / "phases" / "rules" / "structure.toml"
+
+# jit_compile is a kernel being built or tuned: it decides only where no engine phase frame is found
+# (see the classifier); the others nest by start-up order (a repack inside a load, a capture inside a
+# draft worker's init: the later phase is the one the start was in).
+
+# (module path prefix, phase): every module under it belongs to the phase as a whole
+# (module path prefix, function-name regex, phase): functions of mixed modules
+SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
+    "sglang": {
+        "root": [("python/",)],
+        "modules": [
+            ("sglang/srt/model_loader/", "weight_load"),
+            ("sglang/srt/distributed/bootstrap.py", "dist_init"),
+            ("sglang/srt/model_executor/model_runner_components/load_model_utils.py", "weight_load"),
+            ("sglang/srt/model_executor/model_runner_components/remote_instance_weight_transporter.py", "weight_load"),
+            ("sglang/srt/model_executor/model_runner_components/cuda_graph_setup.py", "graph_capture"),
+            ("sglang/srt/model_executor/model_runner_components/kv_pool_runtime.py", "kv_alloc"),
+            ("sglang/srt/model_executor/pool_configurator.py", "kv_alloc"),
+            ("sglang/srt/model_executor/cuda_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/piecewise_cuda_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/cpu_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/npu_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/runner/base_cuda_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/runner/decode_cuda_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/runner/prefill_cuda_graph_runner.py", "graph_capture"),
+            ("sglang/srt/model_executor/runner/flashinfer_autotune.py", "jit_compile"),
+            ("sglang/srt/model_executor/runner_backend/", "graph_capture"),
+            ("sglang/srt/mem_cache/kv_cache_configurator.py", "kv_alloc"),
+            ("sglang/srt/mem_cache/kv_cache_builder.py", "kv_alloc"),
+            ("sglang/srt/mem_cache/allocation_sizing.py", "kv_alloc"),
+            ("sglang/srt/compilation/", "jit_compile"),
+            ("sglang/srt/layers/deep_gemm_wrapper/compile_utils.py", "jit_compile"),
+            ("sglang/jit_kernel/", "jit_compile"),
+            # the draft model's own graph runners are part of setting the draft up
+            ("sglang/srt/speculative/eagle_draft_cuda_graph_runner.py", "draft_init"),
+            ("sglang/srt/speculative/eagle_draft_extend_cuda_graph_runner.py", "draft_init"),
+            ("sglang/srt/speculative/frozen_kv_mtp_cuda_graph_runner.py", "draft_init"),
+            ("sglang/srt/speculative/multi_layer_eagle_draft_extend_cuda_graph_runner.py", "draft_init"),
+            ("sglang/srt/speculative/multi_layer_draft_forward_cg.py", "draft_init"),
+            # other devices' graph runners (Ascend NPU, Intel XPU); the drafts' own are the draft's set-up
+            ("sglang/srt/hardware_backend/npu/graph_runner/", "graph_capture"),
+            ("sglang/srt/hardware_backend/npu/graph_runner/eagle_draft_extend_npu_graph_runner.py", "draft_init"),
+            ("sglang/srt/hardware_backend/npu/graph_runner/eagle_draft_npu_graph_runner.py", "draft_init"),
+            ("sglang/srt/hardware_backend/npu/graph_runner/multi_layer_eagle_draft_extend_npu_graph_runner.py", "draft_init"),
+            ("sglang/srt/hardware_backend/xpu/graph_runner/", "graph_capture"),
+        ],
+        "functions": [
+            ("sglang/srt/model_executor/model_runner.py", r"init_torch_distributed", "dist_init"),
+            ("sglang/srt/model_executor/model_runner.py", r"load_model|init_lora_manager|load_lora_adapter\w*", "weight_load"),
+            (
+                "sglang/srt/model_executor/model_runner.py",
+                r"init_memory_pool|alloc_memory_pool|profile_max_num_token|init_kv_cache_configurator|_init_post_memory_pool_components|configure_kv_cache_dtype",
+                "kv_alloc",
+            ),
+            (
+                "sglang/srt/model_executor/model_runner.py",
+                r"init_cuda_graphs|init_device_graphs|init_decode_cuda_graph|init_prefill_cuda_graph|init_piecewise_cuda_graphs|post_capture_resize_kv_pool",
+                "graph_capture",
+            ),
+            ("sglang/srt/managers/scheduler.py", r"maybe_init_draft_worker|init_draft_worker", "draft_init"),
+            ("sglang/srt/managers/scheduler.py", r"init_memory_pools|init_target_memory_pool|init_memory_pool_and_cache", "kv_alloc"),
+            ("sglang/srt/managers/scheduler.py", r"init_all_cuda_graphs", "graph_capture"),
+            ("sglang/srt/managers/scheduler.py", r"event_loop_\w+|run_batch", "warmup"),
+            ("sglang/srt/managers/scheduler_pp_mixin.py", r"event_loop_\w+", "warmup"),
+            ("sglang/srt/entrypoints/http_server.py", r"_wait_and_warmup|_execute_server_warmup|_warmup\w*", "warmup"),
+            (
+                "sglang/srt/distributed/parallel_state.py",
+                r"init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_model_parallel_group|init_world_group|__init__",
+                "dist_init",
+            ),
+            ("sglang/srt/distributed/device_communicators/", r"__init__", "dist_init"),
+            ("sglang/srt/speculative/", r"__init__|_?init_\w*|load_\w+|_?load_draft\w*|capture\w*", "draft_init"),
+            (
+                "sglang/srt/layers/quantization/",
+                r"process_weights_after_loading|\w*_for_marlin\w*|marlin_\w*permute\w*|\w*marlin\w*repack\w*|repack\w*|\w*shuffle\w*weight\w*",
+                "marlin_repack",
+            ),
+            (
+                "sglang/srt/layers/moe/",
+                r"process_weights_after_loading|\w*_for_marlin\w*|\w*marlin\w*repack\w*|\w*shuffle\w*weight\w*",
+                "marlin_repack",
+            ),
+        ],
+    },
+    "vllm": {
+        "root": [("",)],
+        "modules": [
+            ("vllm/model_executor/model_loader/", "weight_load"),
+            ("vllm/model_executor/warmup/", "jit_compile"),
+            ("vllm/compilation/", "jit_compile"),
+            # the graph wrappers and the compiled model's call run at every forward (profile, capture,
+            # serving): no phase of their own, the caller's decides
+            ("vllm/compilation/cuda_graph.py", ""),
+            ("vllm/compilation/breakable_cudagraph.py", ""),
+            ("vllm/compilation/base_static_graph.py", ""),
+            ("vllm/compilation/decorators.py", ""),
+            ("vllm/v1/core/kv_cache_utils.py", "kv_alloc"),
+            ("vllm/v1/worker/gpu/cudagraph_utils.py", "graph_capture"),
+            ("vllm/v1/worker/gpu/warmup.py", "warmup"),
+            ("vllm/worker/cache_engine.py", "kv_alloc"),
+        ],
+        "functions": [
+            (
+                "vllm/distributed/parallel_state.py",
+                r"init_distributed_environment|initialize_model_parallel|ensure_model_parallel_initialized|init_model_parallel_group|init_world_group|__init__",
+                "dist_init",
+            ),
+            ("vllm/distributed/device_communicators/", r"__init__", "dist_init"),
+            # (init_device sets the device and checks free memory before it: not dist_init as a whole)
+            ("vllm/v1/worker/gpu_worker.py", r"init_worker_distributed_environment", "dist_init"),
+            ("vllm/v1/worker/gpu_worker.py", r"load_model|reload_weights", "weight_load"),
+            ("vllm/v1/worker/gpu_worker.py", r"initialize_from_config|initialize_cache", "kv_alloc"),
+            ("vllm/v1/worker/gpu_model_runner.py", r"load_model|reload_weights", "weight_load"),
+            (
+                "vllm/v1/worker/gpu_model_runner.py",
+                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend|initialize_metadata_builders",
+                "kv_alloc",
+            ),
+            (
+                "vllm/v1/worker/gpu_model_runner.py",
+                r"capture_model|_capture_cudagraphs|_warmup_and_capture|profile_cudagraph_memory",
+                "graph_capture",
+            ),
+            ("vllm/v1/worker/gpu/model_runner.py", r"load_model|reload_weights", "weight_load"),
+            ("vllm/v1/worker/gpu/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
+            ("vllm/v1/worker/gpu/model_runner.py", r"capture_model|profile_cudagraph_memory", "graph_capture"),
+            ("vllm/v1/engine/core.py", r"run_busy_loop", "warmup"),
+            # Ray's cluster and placement group come before the workers' distributed init
+            ("vllm/v1/executor/ray_utils.py", r"initialize_ray_cluster|_wait_until_pg_ready", "dist_init"),
+            ("vllm/executor/ray_utils.py", r"initialize_ray_cluster|_wait_until_pg_ready", "dist_init"),
+            # KV connectors (offload, disaggregated prefill) register the allocated caches
+            ("vllm/distributed/kv_transfer/", r"register_kv_caches|register_cross_layers_kv_cache", "kv_alloc"),
+            ("vllm/v1/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*|initialize_cudagraph\w*", "draft_init"),
+            ("vllm/model_executor/model_loader/utils.py", r"process_weights_after_loading", "marlin_repack"),
+            (
+                "vllm/model_executor/layers/quantization/",
+                r"process_weights_after_loading|\w*_for_marlin\w*|marlin_\w*permute\w*|\w*marlin\w*repack\w*|\w*repack\w*|\w*shuffle\w*weight\w*",
+                "marlin_repack",
+            ),
+            (
+                "vllm/model_executor/layers/fused_moe/",
+                r"process_weights_after_loading|\w*_for_marlin\w*|\w*marlin\w*repack\w*|\w*shuffle\w*weight\w*",
+                "marlin_repack",
+            ),
+            # V0 (vLLM before 0.11)
+            ("vllm/worker/worker.py", r"init_worker_distributed_environment", "dist_init"),
+            ("vllm/worker/worker.py", r"load_model", "weight_load"),
+            ("vllm/worker/worker.py", r"determine_num_available_blocks|initialize_cache|_init_cache_engine", "kv_alloc"),
+            ("vllm/worker/worker.py", r"_warm_up_model", "graph_capture"),
+            ("vllm/worker/model_runner.py", r"load_model", "weight_load"),
+            ("vllm/worker/model_runner.py", r"capture_model", "graph_capture"),
+            ("vllm/engine/llm_engine.py", r"_initialize_kv_caches", "kv_alloc"),
+            ("vllm/spec_decode/", r"init_device|load_model|__init__", "draft_init"),
+        ],
+    },
+    # vLLM's Ascend plugin (NPU): its own runner and worker, logged in vLLM's format
+    "vllm_ascend": {
+        "root": [("",)],
+        "modules": [
+            ("vllm_ascend/model_loader/", "weight_load"),
+            ("vllm_ascend/compilation/", "jit_compile"),
+            ("vllm_ascend/compilation/acl_graph.py", ""),
+            ("vllm_ascend/worker/v2/aclgraph_utils.py", "graph_capture"),
+        ],
+        "functions": [
+            ("vllm_ascend/distributed/parallel_state.py", r"init_\w+|initialize_\w+|__init__", "dist_init"),
+            ("vllm_ascend/distributed/device_communicators/", r"__init__", "dist_init"),
+            ("vllm_ascend/worker/worker.py", r"_?init_worker_distributed_environment", "dist_init"),
+            ("vllm_ascend/worker/worker.py", r"load_model|reload_weights", "weight_load"),
+            ("vllm_ascend/worker/worker.py", r"initialize_from_config|initialize_cache", "kv_alloc"),
+            ("vllm_ascend/worker/worker.py", r"_warm_up_atb", "warmup"),
+            ("vllm_ascend/worker/model_runner_v1.py", r"load_model", "weight_load"),
+            (
+                "vllm_ascend/worker/model_runner_v1.py",
+                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend",
+                "kv_alloc",
+            ),
+            ("vllm_ascend/worker/model_runner_v1.py", r"capture_model|_capture_\w+", "graph_capture"),
+            ("vllm_ascend/worker/v2/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
+            ("vllm_ascend/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*", "draft_init"),
+            ("vllm_ascend/quantization/", r"process_weights_after_loading|\w*repack\w*|\w*shuffle\w*weight\w*", "marlin_repack"),
+        ],
+    },
+}
+
+_DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class Tree:
+    """What one engine's snapshots hold: module path -> (function -> functions that log in it)."""
+
+    modules: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    logging: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    sources: list[str] = field(default_factory=list)
+
+
+def _git(gitdir: str, *args: str, data: bytes | None = None) -> bytes:
+    return subprocess.run(["git", "--git-dir", gitdir, *args], input=data, capture_output=True, check=True).stdout
+
+
+def _logs(node: ast.AST) -> bool:
+    """The function body calls a logger (logger.info(...), log_info_on_rank0(logger, ...), print_warning_once)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("logger", "log", "_logger"):
+                return True
+            if isinstance(f, ast.Name) and f.id.startswith(("log_info_on_rank0", "print_warning_once", "print_info_once")):
+                return True
+    return False
+
+
+def _functions(source: bytes) -> tuple[set[str], set[str]]:
+    """Every def in a module (methods and nested ones by their own name) and those whose body logs."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set(), set()
+    names: set[str] = set()
+    logging: set[str] = set()
+
+    def visit(node: ast.AST, top: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _DEF):
+                names.add(child.name)
+                owner = top or child.name
+                if top is None and _logs(child):
+                    logging.add(owner)
+                visit(child, owner)
+            else:
+                visit(child, top)
+
+    visit(tree, None)
+    return names, logging
+
+
+def read_tree(engine: str, sources: list[str]) -> Tree:
+    tree = Tree()
+    for src in sources:
+        gitdir, _, commit = src.partition("@")
+        commit = commit or "HEAD"
+        full = _git(gitdir, "rev-parse", commit).decode().strip()
+        tree.sources.append(f"{Path(gitdir).parent.name.replace('+', '/')}@{full}")
+        prefix = SPEC[engine]["root"][0][0]
+        listing = _git(gitdir, "ls-tree", "-r", "--name-only", full, "--", prefix + engine + "/").decode().splitlines()
+        paths = [p for p in listing if p.endswith(".py")]
+        wanted = [p for p in paths if _relevant(engine, p[len(prefix) :])]
+        batch = "".join(f"{full}:{p}\n" for p in wanted).encode()
+        out = _git(gitdir, "cat-file", "--batch", data=batch)
+        i = 0
+        for p in wanted:
+            header_end = out.index(b"\n", i)
+            size = int(out[i:header_end].split()[2])
+            body = out[header_end + 1 : header_end + 1 + size]
+            i = header_end + 1 + size + 1
+            names, logging = _functions(body)
+            mod = p[len(prefix) :]
+            tree.modules[mod] |= names
+            tree.logging[mod] |= logging
+        for p in paths:  # every module's name, for the bare-file-name tags
+            tree.modules.setdefault(p[len(prefix) :], set())
+    return tree
+
+
+def _relevant(engine: str, mod: str) -> bool:
+    spec = SPEC[engine]
+    return any(mod.startswith(m[0]) for m in spec["modules"]) or any(mod.startswith(f[0]) for f in spec["functions"])
+
+
+def build(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str], dict[str, str], list[str]]:
+    spec = SPEC[engine]
+    modules: dict[str, str] = {}
+    unused: list[str] = []
+    for prefix, _phase in spec["modules"]:  # a prefix no snapshot holds is reported
+        hits = [m for m in tree.modules if m.startswith(prefix) and tree.modules[m] is not None]
+        if not hits:
+            unused.append(f"module {prefix}")
+    for mod in sorted(tree.modules):
+        best = max((p for p in spec["modules"] if mod.startswith(p[0])), key=lambda p: len(p[0]), default=None)
+        if best is not None and best[1] and mod.endswith(".py"):
+            modules[mod] = best[1]
+    functions: dict[str, str] = {}
+    for prefix, pattern, phase in spec["functions"]:
+        rx = re.compile(f"(?:{pattern})$")
+        n = 0
+        for mod in sorted(tree.modules):
+            if not mod.startswith(prefix) or modules.get(mod) == phase or _excluded(engine, mod):
+                continue
+            for name in sorted(tree.modules[mod]):
+                key = f"{mod}::{name}"
+                if rx.match(name) and key not in functions:
+                    functions[key] = phase
+                    n += 1
+        if not n:
+            unused.append(f"functions {prefix} {pattern}")
+    tags: dict[str, str] = {}
+    # a module's tag names a phase when every function of it that logs belongs to that one phase
+    tag_phase: dict[str, str | None] = {}
+    for mod in tree.modules:
+        if mod in modules:
+            tag_phase[mod] = modules[mod]
+            continue
+        logging = tree.logging.get(mod, set())
+        phases = {functions.get(f"{mod}::{fn}") for fn in logging}
+        tag_phase[mod] = phases.pop() if len(phases) == 1 and None not in phases and logging else None
+    by_name: dict[str, set[str | None]] = defaultdict(set)
+    for mod, phase in tag_phase.items():
+        by_name[mod.rsplit("/", 1)[-1]].add(phase)
+    for mod, phase in sorted(tag_phase.items()):
+        if phase is None:
+            continue
+        tags[_shrink(mod)] = phase
+        name = mod.rsplit("/", 1)[-1]
+        if by_name[name] == {phase}:
+            tags[name] = phase
+    return modules, functions, tags, unused
+
+
+def _excluded(engine: str, mod: str) -> bool:
+    """The module's most specific spec entry says it belongs to no phase."""
+    best = max((p for p in SPEC[engine]["modules"] if mod.startswith(p[0])), key=lambda p: len(p[0]), default=None)
+    return best is not None and not best[1]
+
+
+def _shrink(mod: str) -> str:
+    """vLLM's DEBUG-format file info (logging_utils/formatter.py shrink_path): 'model_executor/.../quantization/utils/fp8_utils.py'."""
+    parts = mod.split("/")
+    if parts and parts[0] == "vllm":
+        parts = parts[1:]
+    head = parts[:2] if parts and parts[0] == "v1" else parts[:1]
+    rest = parts[len(head) :]
+    return "/".join(head + (["..."] + rest[-2:] if len(rest) > 2 else rest))
+
+
+def _toml_table(name: str, items: dict[str, str]) -> list[str]:
+    out = [f"[{name}]"]
+    out += [f'"{k}" = "{v}"' for k, v in sorted(items.items())]
+    return out + [""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python scripts/structure_map.py")
+    ap.add_argument("--sglang", action="append", default=[], metavar="GITDIR@COMMIT")
+    ap.add_argument("--vllm", action="append", default=[], metavar="GITDIR@COMMIT")
+    ap.add_argument("--vllm-ascend", dest="vllm_ascend", action="append", default=[], metavar="GITDIR@COMMIT")
+    ap.add_argument("--out", type=Path, default=OUT)
+    a = ap.parse_args(argv)
+    if not a.sglang or not a.vllm:
+        ap.error("give at least one snapshot of each engine (--sglang and --vllm)")
+    lines = [
+        "# GENERATED by scripts/structure_map.py from the engines' source; do not edit by hand (edit the",
+        "# script's SPEC and rerun it per engine release). Module and function -> start-up phase, for",
+        "# traceback frames ('.../sglang/srt/model_loader/loader.py in load_model'), and vLLM logger tag ->",
+        "# phase ('[default_loader.py:397]', DEBUG format '[model_executor/.../model_loader/default_loader.py:397]').",
+        "",
+    ]
+    trees = {engine: read_tree(engine, getattr(a, engine)) for engine in SPEC if getattr(a, engine)}
+    args = [
+        f"--{e.replace('_', '-')} <{src.split('@')[0]} git dir>@{src.split('@')[1][:12]}" for e, t in trees.items() for src in t.sources
+    ]
+    lines += ["# regenerate: python scripts/structure_map.py " + " ".join(args), ""]
+    for engine, tree in trees.items():
+        modules, functions, tags, unused = build(engine, tree)
+        for u in unused:
+            print(f"{engine}: spec entry matches nothing in these snapshots: {u}", file=sys.stderr)
+        lines += [f"[{engine}]", "sources = [" + ", ".join(f'"{s}"' for s in tree.sources) + "]", ""]
+        lines += _toml_table(f"{engine}.modules", modules)
+        lines += _toml_table(f"{engine}.functions", functions)
+        if engine != "sglang":  # vLLM's logger format (its plugins log through it)
+            lines += _toml_table(f"{engine}.tags", tags)
+        shown = f", {len(tags)} tags" if engine != "sglang" else ""
+        print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
+    a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""Verdicts from the engines' own structure and 2026's wording: the phase contract ('starting', never
+null, for a start with lines), traceback frames placed by the generated structure map (outermost
+engine frame that belongs to a phase), vLLM's logger tags, and the 2026 vocabulary."""
+
+from __future__ import annotations
+
+from coldwatch.replay import replay
+
+
+def verdict(text: str) -> tuple[str, str | None, str | None]:
+    _, v = replay([text.encode()])
+    return v.outcome, v.phase, v.failure_kind
+
+
+def test_a_failure_before_any_phase_is_in_starting() -> None:
+    """DESIGN: a start is in 'starting' from its first line; a failure there reports 'starting', not null."""
+    log = (
+        "[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.12/runpy.py", line 198, in _run_module_as_main\n'
+        "ValueError: unknown model type 'qwen9'\n"
+    )
+    assert verdict(log) == ("failed", "starting", "exception")
+
+
+def test_a_log_cut_before_any_phase_is_in_starting() -> None:
+    _, v = replay([b"INFO 08-01 10:00:00 [utils.py:1] non-default args: {'model': 'm'}\n"])
+    assert (v.outcome, v.phase) == ("incomplete", "starting")
+    assert "before any start-up phase" in v.reason
+
+
+def test_an_empty_log_has_no_phase() -> None:
+    """Null only when the log has no line of the start."""
+    _, v = replay([b""])
+    assert v.phase is None
+
+
+def _tb(*frames: str, exc: str = "RuntimeError: boom") -> str:
+    body = "".join(
+        f'  File "/usr/local/lib/python3.12/dist-packages/{f.split(" in ")[0]}", line 1, in {f.split(" in ")[1]}\n' for f in frames
+    )
+    return "Traceback (most recent call last):\n" + body + exc + "\n"
+
+
+def test_frames_no_hand_rule_names_are_placed_by_the_engine_structure() -> None:
+    """A module of SGLang's KV pool runtime and of vLLM's MRV2 graph utilities: no frame rule names
+    them, the structure map generated from the engines' source does."""
+    head = "[2026-08-01 10:00:00 TP0] Load weight end. elapsed=3.1 s, type=Llama, avail mem=70 GB\n"
+    log = head + _tb(
+        "sglang/srt/managers/scheduler.py in __init__",
+        "sglang/srt/model_executor/model_runner_components/kv_pool_runtime.py in build_pools",
+    )
+    assert verdict(log)[1] == "kv_alloc"
+    vlog = "INFO 08-01 10:00:00 [default_loader.py:397] Loading weights took 3.10 seconds\n" + _tb(
+        "vllm/v1/engine/core.py in __init__", "vllm/v1/worker/gpu/cudagraph_utils.py in capture_graph"
+    )
+    assert verdict(vlog)[1] == "graph_capture"
+
+
+def test_a_jit_kernel_failing_during_capture_is_in_capture() -> None:
+    """The phase is where the engine was (capture); the JIT-built kernel is only the cause."""
+    log = "[2026-08-01 10:00:00 TP0] Memory pool end. avail mem=20 GB\n" + _tb(
+        "sglang/srt/model_executor/model_runner.py in init_device_graphs",
+        "sglang/srt/model_executor/cuda_graph_runner.py in capture",
+        "flashinfer/jit/core.py in build_and_load",
+        exc="RuntimeError: Ninja build failed",
+    )
+    assert verdict(log) == ("failed", "graph_capture", "exception")
+
+
+def test_a_repack_inside_the_load_is_the_repack() -> None:
+    log = "INFO 08-01 10:00:00 [gpu_model_runner.py:1] Starting to load model m...\n" + _tb(
+        "vllm/v1/worker/gpu_model_runner.py in load_model",
+        "vllm/model_executor/model_loader/base_loader.py in load_model",
+        "vllm/model_executor/model_loader/utils.py in process_weights_after_loading",
+        "vllm/model_executor/layers/quantization/gptq_marlin.py in process_weights_after_loading",
+        exc="torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    )
+    assert verdict(log) == ("failed", "marlin_repack", "oom")
+
+
+def test_the_draft_workers_own_capture_is_draft_init() -> None:
+    """The outermost engine frame decides: the draft worker's set-up captures the draft's graphs."""
+    log = _tb(
+        "sglang/srt/speculative/eagle_worker.py in __init__",
+        "sglang/srt/speculative/eagle_worker.py in init_cuda_graphs",
+        "sglang/srt/model_executor/cuda_graph_runner.py in capture",
+        exc="IndexError: index 4 is out of bounds",
+    )
+    assert verdict(log)[1] == "draft_init"
+
+
+def test_the_structure_map_covers_each_engines_phases() -> None:
+    """The generated map names modules and functions of both engines for every phase it can say."""
+    from coldwatch.phases.rules import PHASES
+    from coldwatch.phases.structure import structure_map
+
+    m = structure_map()
+    phases = set(m.modules.values()) | set(m.functions.values()) | set(m.tags.values())
+    assert phases <= set(PHASES)
+    for phase in ("dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup"):
+        assert phase in phases, phase
+    assert m.frame_phase("/x/site-packages/sglang/srt/managers/scheduler.py", "maybe_init_draft_worker") == "draft_init"
+    assert m.frame_phase("/x/site-packages/sglang/srt/managers/scheduler.py", "__init__") is None
+    assert m.tag_phase("(EngineCore pid=1) INFO 08-01 10:00:00 [default_loader.py:397] x") == "weight_load"
+    assert m.tag_phase("INFO 08-01 10:00:00 [gpu_model_runner.py:1] x") is None  # several phases log there
+
+
+def signals(text: str) -> tuple[list, object]:
+    from coldwatch.normalise import normalise
+    from coldwatch.phases.classifier import Classifier
+
+    c = Classifier()
+    out = []
+    for line in normalise([text.encode()]):
+        out += c.feed(line)
+    return out, c.state
+
+
+def test_a_vllm_line_from_a_phase_module_is_that_phase_before_any_marker() -> None:
+    """A cut log whose first lines come from vLLM's loader: the logger tag names the module, so weight_load."""
+    log = "(EngineCore pid=7) INFO 08-01 10:00:09 [default_loader.py:291] Using model weights format ['*.safetensors']\n"
+    assert verdict(log) == ("incomplete", "weight_load", None)
+
+
+def test_2026_sglang_vocabulary() -> None:
+    """New capture wording (target/draft, breakable), the draft's second load, MoE shuffle, the tree cache line."""
+    log = (
+        "[2026-08-10 09:47:00 TP0] Load weight begin. avail mem=111.97 GB\n"
+        "[2026-08-10 09:47:01 TP0] Shuffling MoE weights for FlashInfer MXFP4 moe kernel (layer: model.layers.0.mlp.experts), it might take a while...\n"
+        "[2026-08-10 09:50:00 TP0] Load weight end. elapsed=787.55 s, type=Qwen4ExpForConditionalGeneration, quant=modelopt_fp4, avail mem=29.01 GB, mem usage=82.97 GB.\n"
+        "[2026-08-10 09:50:01 TP0] Load weight begin. avail mem=29.01 GB\n"
+        "[2026-08-10 09:51:35 TP0] Load weight end. elapsed=94.49 s, type=Qwen4ExpForCausalLMMTP, avail mem=27.0 GB, mem usage=2.0 GB.\n"
+        "[2026-08-10 09:51:36 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1933682, KV size: 12.45 GB\n"
+        "[2026-08-10 09:51:37 TP0] Capture target prefill CUDA graph begin. backend=breakable, num_tokens=[8, 16], avail mem=14.0 GB\n"
+        "[2026-08-10 09:51:50 TP0] Capture target prefill CUDA graph end. elapsed=13.00 s, mem usage=0.40 GB, avail mem=13.6 GB.\n"
+        "[2026-08-10 09:51:50 TP0] Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2], avail mem=13.6 GB\n"
+    )
+    sig, st = signals(log)
+    phases = [s.data["phase"] for s in sig if s.kind == "phase"]
+    assert phases == ["weight_load", "marlin_repack", "draft_init", "kv_alloc", "graph_capture"]
+    done = log + (
+        "[2026-08-10 09:52:00 TP0] Capture draft decode CUDA graph end. elapsed=10.00 s, mem usage=0.1 GB, avail mem=13.5 GB.\n"
+        "[2026-08-10 09:52:01 TP0] Tree cache initialized: source=default impl=RadixCache hybrid_swa=False\n"
+        "[2026-08-10 09:52:02] Engine startup timings (s): load_weight=12.02, kv_cache_allocation=0.02, scheduler_e2e=52.09, "
+        "cuda_graph={prefill=22.96, decode=12.26}, tokenizer_e2e=65.82\n"
+    )
+    _, st = signals(done)
+    assert st.spans["graph_capture"].closed
+    assert st.engine_timings == {
+        "load_weight": 12.02,
+        "kv_cache_allocation": 0.02,
+        "scheduler_e2e": 52.09,
+        "cuda_graph.prefill": 22.96,
+        "cuda_graph.decode": 12.26,
+        "tokenizer_e2e": 65.82,
+    }
+
+
+def test_2026_vllm_vocabulary() -> None:
+    """Filesystem probe and prefetch, the InstantTensor bar, FlashInfer's autotuner and DeepGEMM bars of any width."""
+    pre = "(EngineCore pid=7) INFO 08-01 10:00:00 [core.py:1] Initializing a V1 LLM engine (v0.29.0) with config: m\n"
+    fs = (
+        pre
+        + "(EngineCore pid=7) INFO 08-01 10:00:01 [weight_utils.py:1] Filesystem type for checkpoints: EXT4. Checkpoint size: 23.32 GiB. Available RAM: 56.67 GiB.\n"
+    )
+    assert verdict(fs)[1] == "weight_load"
+    pf = (
+        pre
+        + "(EngineCore pid=7) INFO 08-01 10:00:02 [weight_utils.py:1] Prefetching checkpoint files into page cache started (in background, num_threads=8)\n"
+    )
+    assert verdict(pf)[1] == "weight_load"
+    wide = "█" * 150
+    bars = [
+        "Loading safetensors using InstantTensor loader:   6% Completed | 7320/120567 [00:03<00:49, 2300.1it/s]",
+        f"[AutoTuner]: Tuning flashinfer::trtllm_fp4_block_scale_moe:  50%|{wide}| 11/22 [06:15<07:51, 42.84s/profile]",
+        "[AutoTuner]: Tuning flashinfer::trtllm_fp4_block_scale_moe:  50% 11/22 [06:15<07:51, 42.84s/profile]",
+        f"DeepGEMM warmup:  47%|{wide[:90]}     | 594/1261 [03:10<02:52, 3.1it/s]",
+    ]
+    want = ["weight_load", "jit_compile", "jit_compile", "jit_compile"]
+    for bar, phase in zip(bars, want, strict=True):
+        sig, _ = signals(pre + bar + "\n")
+        prog = [s for s in sig if s.kind == "progress"]
+        assert prog and prog[-1].data["phase"] == phase, bar[:40]
+    tune = pre + "flashinfer.jit: [Autotuner]: Autotuning process starts ...\n"
+    assert verdict(tune)[1] == "jit_compile"
+
+
+def test_a_weight_cache_that_fell_back_to_disk_is_a_warning() -> None:
+    """vLLM's ipc_cache loader falls back to disk silently: the start goes on, but the user hears why it is slow."""
+    log = (
+        "(EngineCore pid=7) INFO 08-01 10:00:00 [gpu_model_runner.py:1] Starting to load model m...\n"
+        "(EngineCore pid=7) WARNING 08-01 10:00:05 [ipc_loader.py:139] Weight cache unusable (WeightCacheKey mismatch on fields: ['checkpoint']); falling back to disk loading\n"
+    )
+    sig, st = signals(log)
+    warnings = [s.data["message"] for s in sig if s.kind == "warning"]
+    assert len(warnings) == 1 and "loading from disk" in warnings[0]
+    assert st.phase == "weight_load" and st.failure is None
+
+
+def test_sglangs_own_timings_reach_the_result_and_the_replay_story(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """'Engine startup timings (s): ...' is shown beside coldwatch's phases and kept in the result (and so in history)."""
+    import json
+    import subprocess
+    import sys
+
+    from coldwatch.history import make_record
+
+    log = (
+        "[2026-08-10 09:47:00 TP0] Load weight begin. avail mem=111.97 GB\n"
+        "[2026-08-10 09:47:12 TP0] Load weight end. elapsed=12.02 s, type=Qwen3ForCausalLM, avail mem=90.0 GB, mem usage=22.0 GB.\n"
+        "[2026-08-10 09:47:27] Engine startup timings (s): load_weight=12.02, kv_cache_allocation=0.02, cuda_graph={decode=12.26}\n"
+        "[2026-08-10 09:47:30] The server is fired up and ready to roll!\n"
+    )
+    path = tmp_path / "s.log"
+    path.write_text(log)
+    out = subprocess.run([sys.executable, "-m", "coldwatch", "replay", str(path), "--output", "json"], capture_output=True, text=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["engine_timings"] == {"load_weight": 12.02, "kv_cache_allocation": 0.02, "cuda_graph.decode": 12.26}
+    assert make_record("t", res)["engine_timings"]["load_weight"] == 12.02
+    story = subprocess.run([sys.executable, "-m", "coldwatch", "replay", str(path), "--output", "plain"], capture_output=True, text=True)
+    assert "engine's own timings (s): load_weight=12.02" in story.stderr + story.stdout
+
+
+def test_an_early_oom_is_the_cause_of_a_later_cut_traceback() -> None:
+    """One rank reports the OOM and the others go on; the traceback that ends the start is cut before
+    its exception line: the first root error in the log is the cause."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Load weight begin. avail mem=70 GB\n"
+        "[2026-08-01 10:00:05 TP1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79 GiB\n"
+        "[2026-08-01 10:00:06 TP0] Load weight end. elapsed=6.0 s, type=Llama, avail mem=10 GB, mem usage=60 GB.\n"
+        "[2026-08-01 10:00:06 TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1000, KV size: 1.00 GB\n"
+        "[2026-08-01 10:00:07 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 1, in __init__\n'
+    )
+    assert verdict(log)[2] == "oom"
+
+
+def test_nccl_warnings_explain_a_cut_traceback() -> None:
+    log = (
+        "INFO 08-01 10:00:00 [parallel_state.py:1] world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://h:1 backend=nccl\n"
+        "h:12:40 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer h<35422>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py", line 1, in load_model\n'
+    )
+    assert verdict(log)[2] == "nccl"
+
+
+def test_a_cut_traceback_inside_model_parallel_init_is_nccl() -> None:
+    log = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/usr/lib/python3/dist-packages/{p}", line 1, in {fn}\n'
+        for p, fn in (
+            ("vllm/v1/worker/gpu_worker.py", "init_worker_distributed_environment"),
+            ("vllm/distributed/parallel_state.py", "initialize_model_parallel"),
+        )
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_a_signal_whose_crash_site_is_in_nccl_is_nccl() -> None:
+    """The innermost error decides: the segfault's own PC is an NCCL internal, during capture."""
+    log = (
+        "*** SIGSEGV received at time=1746566409 on cpu 131 ***\n"
+        "PC: @     0x7fcfcd849b8a  (unknown)  addProxyOpIfNeeded()\n"
+        "Fatal Python error: Segmentation fault\n"
+        "\n"
+        "Stack (most recent call first):\n"
+        '  File "/usr/lib/python3/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", line 290 in ncclAllReduce\n'
+        '  File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2 in capture_model\n'
+    )
+    assert verdict(log)[2] == "nccl"
+    plain = log.replace("PC: @     0x7fcfcd849b8a  (unknown)  addProxyOpIfNeeded()\n", "")
+    assert verdict(plain)[2] == "other"  # only where it surfaced: a crash, not a collective failure
+
+
+def test_the_launchers_eof_error_is_a_consequence() -> None:
+    """The launcher's pipe read fails because a scheduler died: EOFError is never the cause."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Load weight begin. avail mem=70 GB\n"
+        "[2026-08-01 10:00:09] DataParallelController hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/managers/data_parallel_controller.py", line 1, in launch_tensor_parallel_group\n'
+        "EOFError\n"
+        "[2026-08-01 10:00:09] Received sigquit from a child process. It usually means the child failed.\n"
+    )
+    assert verdict(log)[2] != "exception"
+
+
+def test_a_jit_build_failing_during_capture_without_frames_is_in_capture() -> None:
+    """No traceback frames: the log entered JIT from capture, so the failure is in capture."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=20 GB\n"
+        "2026-08-01 10:00:01,000 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill\n"
+        "[2026-08-01 10:00:30 TP0] Scheduler hit an exception: RuntimeError: Ninja build failed.\n"
+    )
+    assert verdict(log)[:2] == ("failed", "graph_capture")
+
+
+def test_a_frame_split_over_two_lines_still_places_the_failure() -> None:
+    log = (
+        "[2026-08-01 10:00:00 TP0] Init torch distributed ends. mem usage=0.1 GB\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner_components/kv_pool_r\n'
+        'untime.py", line 40, in build\n'
+        "RuntimeError: boom\n"
+    )
+    assert verdict(log)[1] == "kv_alloc"
+
+
+def test_a_traceback_cut_after_a_load_model_call_is_in_the_load() -> None:
+    """The last complete frame's source line is 'self.load_model()': the traceback went into the load."""
+    log = (
+        "[2026-08-01 10:00:00 TP0] Init torch distributed ends. mem usage=0.1 GB\n"
+        "[2026-08-01 10:00:01 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 200, in initialize\n'
+        "    self.load_model()\n"
+    )
+    assert verdict(log)[:2] == ("failed", "weight_load")
+
+
+def test_a_quantization_scheme_chosen_means_the_model_is_being_built() -> None:
+    """A fragment that starts after 'Load weight begin': the scheme selection line is inside the load."""
+    assert verdict("[2026-08-01 10:00:00 TP0] Using CompressedTensorsWNA16MarlinMoEMethod\n")[1] == "weight_load"
+    assert verdict("INFO 08-01 10:00:00 [x.py:1] Using MacheteLinearKernel for GPTQMarlinLinearMethod\n")[1] == "weight_load"
+
+
+def test_vllm_ascends_own_runner_is_in_the_map() -> None:
+    """vLLM's Ascend plugin: its model runner's KV set-up places a failure in kv_alloc."""
+    log = "INFO 08-01 10:00:00 [x.py:1] Loading weights took 3.10 seconds\n" + _tb(
+        "vllm/v1/engine/core.py in _initialize_kv_caches",
+        "vllm_ascend/worker/model_runner_v1.py in initialize_kv_cache",
+        exc="RuntimeError: ACL_ERROR_RT_MEMORY_ALLOCATION",
+    )
+    assert verdict(log) == ("failed", "kv_alloc", "oom")
+
+
+def test_a_worker_silent_for_a_minute_is_said_once() -> None:
+    line = "(EngineCore pid=7) INFO 08-01 10:01:00 [shm_broadcast.py:801] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging.\n"
+    sig, st = signals("INFO 08-01 10:00:00 [x.py:1] Starting to load model m...\n" + line + line)
+    assert [s.data["message"][:40] for s in sig if s.kind == "warning"] == ["a worker has not answered for a minute ("]
+    assert st.failure is None
+
+
+def test_vllms_own_step_figures_are_kept() -> None:
+    log = (
+        "(EngineCore pid=7) INFO 08-01 10:00:30 [default_loader.py:397] Loading weights took 26.93 seconds\n"
+        "(EngineCore pid=7) INFO 08-01 10:00:31 [gpu_model_runner.py:1] Model loading took 12.66 GiB memory and 31.657031 seconds\n"
+        "(EngineCore pid=7) INFO 08-01 10:01:00 [monitor.py:34] torch.compile takes 22.52 s in total\n"
+        "(EngineCore pid=7) INFO 08-01 10:02:00 [gpu_model_runner.py:1] Graph capturing finished in 7 secs, took 0.95 GiB\n"
+        "(EngineCore pid=7) INFO 08-01 10:02:01 [core.py:349] init engine (profile, create kv cache, warmup model) took 212.68 s (compilation: 13.01 s)\n"
+    )
+    _, st = signals(log)
+    assert st.engine_timings == {
+        "load_weights": 26.93,
+        "model_loading": 31.657031,
+        "torch_compile": 22.52,
+        "graph_capture": 7.0,
+        "init_engine": 212.68,
+        "compilation": 13.01,
+    }

@@ -1,0 +1,76 @@
+"""scripts/structure_map.py on small engine trees in real git repositories: modules under a phase
+directory, functions of mixed modules, and logger tags only for modules whose logging functions all
+belong to one phase (and bare file names only when no other module shares the name)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from conftest import ROOT
+
+SCRIPT = ROOT / "scripts" / "structure_map.py"
+
+
+def _repo(root: Path, files: dict[str, str]) -> str:
+    root.mkdir()
+    for rel, body in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(body)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "snapshot"], check=True)
+    return f"{root / '.git'}@HEAD"
+
+
+def test_the_generator_reads_modules_functions_and_logger_tags(tmp_path: Path) -> None:
+    sglang = _repo(
+        tmp_path / "sglang",
+        {
+            "python/sglang/srt/model_loader/loader.py": "def load_model():\n    pass\n",
+            "python/sglang/srt/managers/scheduler.py": "class Scheduler:\n    def maybe_init_draft_worker(self):\n        pass\n    def run(self):\n        pass\n",
+        },
+    )
+    vllm = _repo(
+        tmp_path / "vllm",
+        {
+            "vllm/model_executor/model_loader/default_loader.py": "import logging\nlogger = logging.getLogger()\ndef load():\n    logger.info('x')\n",
+            # logs in a load function and in a capture function: a line tagged with it names no phase
+            "vllm/v1/worker/gpu_model_runner.py": (
+                "class R:\n    def load_model(self):\n        logger.info('a')\n    def capture_model(self):\n        logger.info('b')\n"
+            ),
+            # logs only from its load function: its tag names weight_load
+            "vllm/v1/worker/gpu_worker.py": "class W:\n    def load_model(self):\n        logger.info('a')\n    def other(self):\n        pass\n",
+            # a second module named utils.py with another phase: the bare name is ambiguous
+            "vllm/model_executor/model_loader/utils.py": "def f():\n    logger.info('x')\n",
+            "vllm/utils.py": "def g():\n    logger.info('y')\n",
+        },
+    )
+    out = tmp_path / "structure.toml"
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    data = tomllib.loads(out.read_text())
+    sg, vl = data["sglang"], data["vllm"]
+    assert sg["modules"]["sglang/srt/model_loader/loader.py"] == "weight_load"
+    assert sg["functions"] == {"sglang/srt/managers/scheduler.py::maybe_init_draft_worker": "draft_init"}
+    assert vl["functions"]["vllm/v1/worker/gpu_model_runner.py::capture_model"] == "graph_capture"
+    assert vl["tags"]["default_loader.py"] == "weight_load"
+    assert vl["tags"]["gpu_worker.py"] == "weight_load"
+    assert "gpu_model_runner.py" not in vl["tags"]
+    assert "utils.py" not in vl["tags"]
+    assert vl["tags"]["model_executor/model_loader/utils.py"] == "weight_load"
+    assert "spec entry matches nothing" in run.stderr  # this small tree lacks most of the spec: reported
+
+
+def test_the_shipped_map_is_the_generators_format() -> None:
+    data = tomllib.loads((ROOT / "src" / "coldwatch" / "phases" / "rules" / "structure.toml").read_text())
+    assert {"sglang", "vllm", "vllm_ascend"} <= set(data)
+    for engine in data.values():
+        assert engine["sources"] and all("@" in s and len(s.split("@")[1]) == 40 for s in engine["sources"])
+        assert all("::" in k for k in engine["functions"])
