@@ -12,7 +12,13 @@ On the tests' standalone journald (tests/hostfix.py), through the loopback sshd,
    of the same journal), coldwatch's read (the first JSON event it emits after the write, a progress
    event of the line just before, which arrives in the same read), its verdict, its exit. The verdict's
    failure kind must be ``oom``: an exit 3 for the wrong reason is not counted.
-4. The baseline in the same run: the same start with ``--log-cmd 'tail -n +1 -F server.log'``.
+4. The baselines in the same run: the same start with ``--log-cmd 'tail -n +1 -F server.log'``, and
+   through ``--log-cmd 'journalctl --unit=UNIT -f -o cat --since @START'`` (journalctl's own wake-up,
+   what the default journald path used before the poller).
+
+The simulator runs at speed 0.6 here: its quiet gap before the fatal line is then longer than
+journald's change-announcement delay, as a real start's silent capture is (at speed 0.25 the fatal
+line came 0.25 s after the previous lines and caught their pending announcement).
 
 Every start of the systemd path begins in a later wall-clock second than the previous start's last
 line: the fixture's journald has no systemd to stamp _SYSTEMD_INVOCATION_ID, so coldwatch scopes by
@@ -37,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import hostfix  # noqa: E402
 
-SPEED = 0.25
+SPEED = 0.6  # the quiet gap before the fatal line is then 0.6 s, longer than journald's 0.25-0.5 s coalescing
 FATAL = b"Scheduler hit an exception"
 
 
@@ -125,15 +131,21 @@ def _events(cmd: list[str], env: dict[str, str]) -> tuple[int, float, list[tuple
     return p.returncode, time.time(), evs
 
 
-def one_start(host: hostfix.GpuHost, journal: bool) -> dict[str, Any] | None:
+def one_start(host: hostfix.GpuHost, path: str) -> dict[str, Any] | None:
     """One OOM start watched by coldwatch; hop times relative to the fatal line's write."""
     # a later whole second than the previous start's lines (see the module's docstring)
     time.sleep(1.05 - time.time() % 1.0)
+    journal = path != "tail"
     tap = JournalTap(host.unit) if journal else None
+    began = int(time.time())
     sim = host.start_sim("oom", SPEED, journal, "--gpus", "2")
     try:
         env = {**os.environ, **host.env, "COLDWATCH_RECORD": "false"}
-        how = ["--unit", host.unit] if journal else ["--log-cmd", f"tail -n +1 -F {sim.dir}/server.log"]
+        how = {
+            "journald": ["--unit", host.unit],
+            "journalctl": ["--unit", host.unit, "--log-cmd", f"journalctl --unit={host.unit} -f -a -o cat --no-pager --since @{began}"],
+            "tail": ["--log-cmd", f"tail -n +1 -F {sim.dir}/server.log"],
+        }[path]
         cmd = [sys.executable, "-m", "coldwatch", "wait", "gpu1", *how, "--url", sim.url, "--gpu-cmd", f"cat {sim.dir}/gpu.csv"]
         rc, end, evs = _events([*cmd, "--output", "json", "--timeout", "60"], env)
         time.sleep(0.3)
@@ -188,25 +200,31 @@ def run(starts: int = 5, lines: int = 6) -> dict[str, Any]:
             f"  the same writer block-buffered (no PYTHONUNBUFFERED): {b['lines']} lines, written -> journalctl median "
             f"{b['journalctl'].get('median', 0):.2f}s (max {b['journalctl'].get('max', 0):.2f})"
         )
-        rows: dict[str, list[dict[str, Any]]] = {"journald": [], "tail": []}
+        rows: dict[str, list[dict[str, Any]]] = {"journald": [], "journalctl": [], "tail": []}
         for _ in range(starts):
-            for path in ("journald", "tail"):
-                h = one_start(host, path == "journald")
+            for path in rows:
+                h = one_start(host, path)
                 if h is not None:
                     rows[path].append(h)
         for path, hs in rows.items():
             out[path] = {
                 k: _stats([h[k] for h in hs if h.get(k) is not None]) for k in ("journald", "journalctl", "read", "verdict", "exit")
             }
-        j, t = out["journald"], out["tail"]
-        if j["exit"] and t["exit"]:
-            out["ratio"] = j["exit"]["median"] / t["exit"]["median"]
-            hop = "  ".join(f"{k} +{j[k]['median']:.3f}s" for k in ("journald", "journalctl", "read", "verdict", "exit") if j[k])
-            print(f"journald path, fatal line written -> (median of {j['exit']['n']}): {hop}")
-            print(
-                f"fatal line -> exit 3: journald median {j['exit']['median']:.2f}s (max {j['exit']['max']:.2f}), "
-                f"tail -F median {t['exit']['median']:.2f}s (max {t['exit']['max']:.2f}), same run: {out['ratio']:.2f}x"
-            )
+        for path, what in (("journald", "journald path (--unit)"), ("journalctl", "journalctl -f as --log-cmd")):
+            j = out[path]
+            if j["exit"]:
+                hop = "  ".join(f"{k} +{j[k]['median']:.3f}s" for k in ("journald", "journalctl", "read", "verdict", "exit") if j[k])
+                print(f"{what}, fatal line written -> (median of {j['exit']['n']}): {hop}")
+        t = out["tail"]["exit"]
+        if t:
+            for path, what in (("journald", "journald path"), ("journalctl", "journalctl -f")):
+                j = out[path]["exit"]
+                if j:
+                    out[f"{path}_ratio"] = j["median"] / t["median"]
+                    print(
+                        f"fatal line -> exit 3: {what} median {j['median']:.2f}s (max {j['max']:.2f}) against "
+                        f"tail -F median {t['median']:.2f}s (max {t['max']:.2f}), same run: {out[f'{path}_ratio']:.2f}x"
+                    )
     finally:
         host.close()
         subprocess.run(["rm", "-rf", str(fix)])

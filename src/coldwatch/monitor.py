@@ -228,11 +228,14 @@ class Monitor:
         n.followers.append(follower)
         norm = Normaliser()
         started = self.now()
+        lumpy: str | None = None
         for rec in n.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
                 self.put(i, "line", line, gen)
+            if lumpy is None and (lumpy := n.log.lumps.warning()) is not None:
+                self.put(i, "warn", ("log_lumps", lumpy), gen)
         if not self.stop.is_set():
             self.put(i, "log_end", (follower.exit_status, self.now() - started, seq), gen)
 
@@ -532,6 +535,8 @@ class Monitor:
         elif kind == "hung":
             if payload[0] == n.reconnects:
                 self.reconnect(i, payload[1], hung=True)
+        elif kind == "warn":
+            j.warn(payload[0], payload[1], t)
         elif kind == "probe_error":
             j.warn(payload.split(":")[0], f"probe error: {payload}", t)
         elif kind == "cancel":
