@@ -74,6 +74,11 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     )
     out = p.stdout.read() if p.stdout is not None else b""
     _, _, usage = os.wait4(p.pid, 0)
+    if os.environ.get("COLDWATCH_BENCH_EVENTS"):  # the raw JSON stream, to study one run's timing
+        Path(os.environ["COLDWATCH_BENCH_EVENTS"] + f".{tag}").write_bytes(out)
+        for sc, sim in shared.items():
+            if (sim.dir / "ready.ts").exists():
+                Path(os.environ["COLDWATCH_BENCH_EVENTS"] + f".{tag}.{sc}.ready").write_text((sim.dir / "ready.ts").read_text())
     wall = time.time() - t0
     evs = [json.loads(ln) for ln in out.decode().splitlines() if ln.strip()]
     want = {"ready": "ready", "oom": "failed", "hang_load": "stalled", "unreachable": "unreachable"}
