@@ -5,8 +5,8 @@ On the tests' standalone journald (tests/hostfix.py), through the loopback sshd,
 1. journald's own delivery: a paced writer (one line every ~1.1 s, from the unit's cgroup through a
    journal stdout stream, flushed per line) against a local ``journalctl -f -o json``: each line's
    write time, journald's ``__REALTIME_TIMESTAMP`` and the moment journalctl printed it.
-2. The same writer block-buffered (Python's stdout to a pipe without PYTHONUNBUFFERED): how late
-   the lines arrive, and whether coldwatch's lump warning fires.
+2. The same writer block-buffered (Python's stdout to journald without PYTHONUNBUFFERED): how late
+   the lines arrive (coldwatch's warning about it: tests/test_journal_follow.py).
 3. coldwatch on the journald path (``--unit``), N starts of the simulator's OOM in capture: the
    fatal line written (fatal.ts), its ``__REALTIME_TIMESTAMP``, journalctl's output (a local follower
    of the same journal), coldwatch's read (the first JSON event it emits after the write, a progress
