@@ -1,5 +1,5 @@
 """python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside.
-python -m benchmarks --part journald|containers|fleet|replay|startup|eta|compare: one of them.
+python -m benchmarks --part journald|containers|fleet|replay|startup|cost|eta|compare: one of them.
 python -m benchmarks --fleet-large: the fleet also at 200 and 500 targets (heavy on a small machine).
 python -m benchmarks --engines [N]: detection against real SGLang and vLLM servers (N starts each).
 python -m benchmarks --containers [N]: a Docker container against the systemd path (N starts each)."""
@@ -19,7 +19,7 @@ from typing import Any
 
 from benchmarks import compare, containers, engines, eta, fleet, journald, replay
 
-PARTS = ("journald", "containers", "fleet", "replay", "startup", "eta", "compare")
+PARTS = ("journald", "containers", "fleet", "replay", "startup", "cost", "eta", "compare")
 
 
 def main() -> int:
@@ -50,6 +50,7 @@ def main() -> int:
             "fleet": lambda: fleet.main(sizes=sizes),
             "replay": lambda: replay.run(lines, 1 if a.smoke else 3),
             "startup": lambda: replay.startup(3 if a.smoke else 10),
+            "cost": lambda: compare.cost(13.0 if a.smoke else 63.0),
             "eta": lambda: eta.run(3 if a.smoke else 30),
             "compare": lambda: compare.main(a.smoke),
         }

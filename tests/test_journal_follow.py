@@ -151,3 +151,29 @@ def test_one_big_traceback_is_not_a_lump_warning() -> None:
     lumps = [_entry(t * 2_000_000 + i, f"INFO line {i} " + "z" * 200, i) for t in range(1, 4) for i in range(30)]
     list(src.records([b"".join(lumps)]))
     assert src.lumps.warning() is not None
+
+
+def test_wait_warns_about_a_lumpy_unit_log(journal_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`coldwatch wait --unit` on a server whose stdout is block-buffered: one warning naming the fix."""
+    from conftest import coldwatch, json_lines
+
+    from coldwatch.sim import free_port
+
+    time.sleep(1.05 - time.time() % 1.0)
+    d = journal_host.sim_dir()
+    stamp = time.strftime("%a %Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    (d / "unit.state").write_text(
+        "ActiveState=active\nSubState=running\nResult=success\nNRestarts=0\nMainPID=0\nExecMainStatus=0\n"
+        f"InvocationID=\nLoadState=loaded\nActiveEnterTimestamp={stamp}\n"
+    )
+    (d / "unit.state").chmod(0o644)
+    lines = [x for i in range(200) for x in (f"INFO loading step {i}", "sleep=0.02")]
+    w = _writer(journal_host, tmp_path, False, 150, *lines)
+    try:
+        args = ["--unit", journal_host.unit, "--url", f"http://127.0.0.1:{free_port()}", "--gpu-cmd", "true", "--timeout", "10s"]
+        r = coldwatch("wait", "gpu1", *args, "--output", "json", env=journal_host.env, timeout=60)
+    finally:
+        w.kill()
+        w.wait()
+    warnings = [e["message"] for e in json_lines(r.stdout) if e["event"] == "warning" and "lumps" in e.get("message", "")]
+    assert len(warnings) == 1 and "PYTHONUNBUFFERED=1" in warnings[0], r.stdout.decode()[-2000:]
