@@ -101,8 +101,8 @@ for line in p.stdout:
 out.flush()
 p.wait()
 def anchor(at):
-    # re-seek from the last entry printed on every round: an entry that journald has counted but not
-    # yet linked when it was looked for would otherwise be skipped for good (its file is "at its end")
+    # every round starts again from the last entry printed (one bisection) instead of trusting the
+    # iterator's end-of-journal state across journald's writes and file rotations
     if at:
         lib.sd_journal_seek_cursor(j, at)
         if lib.sd_journal_next(j) > 0 and lib.sd_journal_test_cursor(j, at) <= 0:
