@@ -1,4 +1,6 @@
 """python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside.
+python -m benchmarks --part journald|containers|fleet|replay|startup|cost|eta|compare: one of them.
+python -m benchmarks --fleet-large: the fleet also at 200 and 500 targets (heavy on a small machine).
 python -m benchmarks --engines [N]: detection against real SGLang and vLLM servers (N starts each).
 python -m benchmarks --containers [N]: a Docker container against the systemd path (N starts each)."""
 
@@ -8,40 +10,54 @@ import argparse
 import json
 import os
 import platform
+import resource
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from benchmarks import compare, containers, engines, eta, replay
+from benchmarks import compare, containers, engines, eta, fleet, journald, replay
+
+PARTS = ("journald", "containers", "fleet", "replay", "startup", "cost", "eta", "compare")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks")
     ap.add_argument("--smoke", action="store_true", help="each benchmark once, quickly (CI)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--part", choices=PARTS, action="append", help="only these benchmarks (repeatable)")
+    ap.add_argument("--fleet-large", action="store_true", help="the fleet also at 200 and 500 targets")
+    ap.add_argument("--replay-lines", type=int, help="records in the generated replay log (1,000,000)")
     ap.add_argument("--engines", type=int, nargs="?", const=3, metavar="N", help="only the real-engine benchmark, N starts each (3)")
     ap.add_argument("--only", choices=["sglang", "vllm"], help="with --engines: one engine")
     ap.add_argument("--containers", type=int, nargs="?", const=5, metavar="N", help="only the container benchmark, N starts each (5)")
     a = ap.parse_args()
     os.environ.setdefault("COLDWATCH_HOME", tempfile.mkdtemp(prefix="cwbench-home-"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 8192), hard), hard))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
     if a.engines:
-        figures = {"engines": engines.main(a.engines, a.only)}
-        if a.json:
-            a.json.write_text(json.dumps(figures, indent=1, default=str))
-        return 0
-    if a.containers:
+        figures: dict[str, Any] = {"engines": engines.main(a.engines, a.only)}
+    elif a.containers:
         figures = {"containers": containers.main(False, a.containers)}
-        if a.json:
-            a.json.write_text(json.dumps(figures, indent=1, default=str))
-        return 0
-    figures = {
-        "containers": containers.main(a.smoke),
-        "replay": replay.run(20_000 if a.smoke else 1_000_000, 1 if a.smoke else 3),
-        "startup": replay.startup(3 if a.smoke else 10),
-        "eta": eta.run(3 if a.smoke else 30),
-        "compare": compare.main(a.smoke),
-    }
+    else:
+        sizes = [10] if a.smoke else [20, 100] + ([200, 500] if a.fleet_large else [])
+        lines = a.replay_lines or (20_000 if a.smoke else 1_000_000)
+        runs: dict[str, Callable[[], Any]] = {
+            "journald": lambda: journald.run(1 if a.smoke else 5),
+            "containers": lambda: containers.main(a.smoke),
+            "fleet": lambda: fleet.main(sizes=sizes),
+            "replay": lambda: replay.run(lines, 1 if a.smoke else 3),
+            "startup": lambda: replay.startup(3 if a.smoke else 10),
+            "cost": lambda: compare.cost(13.0 if a.smoke else 63.0),
+            "eta": lambda: eta.run(3 if a.smoke else 30),
+            "compare": lambda: compare.main(a.smoke),
+        }
+        figures = {}
+        for name in a.part or PARTS:
+            print(f"== {name}")
+            figures[name] = runs[name]()
     if a.json:
         a.json.write_text(json.dumps(figures, indent=1, default=str))
     return 0

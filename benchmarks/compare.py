@@ -150,13 +150,16 @@ def _sessions(host: hostfix.GpuHost) -> int:
     return len(re.findall(r"Starting session: command", (host.fix / "sshd.log").read_text(errors="replace")))
 
 
-def coldwatch_cost(host: hostfix.GpuHost, long: float) -> dict[str, float]:
+def coldwatch_cost(host: hostfix.GpuHost, long: float, journal: bool = False) -> dict[str, float]:
     """coldwatch alone on a start that never finishes, for 3 s and for ``long`` s: the difference is the
-    steady-state cost per minute of waiting (start-up excluded); handshakes and exec channels counted at sshd."""
+    steady-state cost per minute of waiting (start-up excluded); handshakes and exec channels counted at sshd.
+    ``journal``: the unit's log through journald (``--unit``) instead of ``--log-cmd 'tail -F'``."""
     env = {**os.environ, **host.env}
     runs = {}
     for timeout in (3.0, long):
-        sim = host.start_sim("hang", 0.1)
+        if journal:
+            time.sleep(1.05 - time.time() % 1.0)  # a new second: --since scoping (see benchmarks/journald.py)
+        sim = host.start_sim("hang", 0.1, journal)
         time.sleep(2.0)  # the simulated start is now silent in capture
         hs, sess = host.handshakes(), _sessions(host)
         t0 = time.time()
@@ -169,8 +172,7 @@ def coldwatch_cost(host: hostfix.GpuHost, long: float) -> dict[str, float]:
                 "gpu1",
                 "--url",
                 sim.url,
-                "--log-cmd",
-                f"tail -n +1 -F {sim.dir}/server.log",
+                *(["--unit", host.unit] if journal else ["--log-cmd", f"tail -n +1 -F {sim.dir}/server.log"]),
                 "--output",
                 "json",
                 "--timeout",
@@ -277,3 +279,29 @@ def main(smoke: bool) -> dict[str, Any]:
 if __name__ == "__main__":
     resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
     json.dump(main("--smoke" in sys.argv), sys.stdout, indent=1, default=str)
+
+
+def cost(long: float = 63.0) -> dict[str, Any]:
+    """The cost of waiting alone, on the tail -F path and on the journald path, one fixture."""
+    why = hostfix.why_not()
+    if why:
+        print(f"cost: skipped ({why})")
+        return {}
+    fix = Path(tempfile.mkdtemp(prefix="cwbench-cost-", dir="/tmp"))
+    host = hostfix.start(fix)
+    out: dict[str, Any] = {}
+    try:
+        for path in ("tail", "journald"):
+            if path == "journald" and host.cgroup is None:
+                continue
+            c = out[path] = coldwatch_cost(host, long, path == "journald")
+            print(
+                f"cost of waiting ({path} path, {c['wall_s']:.0f}s): {c['handshakes']} SSH handshake(s), "
+                f"{c['channels_per_min']:.1f} exec channels per minute, {c['ssh_kb_per_min']:.0f} KB over SSH per minute, "
+                f"{c['cpu_s_per_min']:.2f} CPU s per minute after a {c['startup_cpu_s']:.2f} CPU s start, peak RSS {c['rss_mb']:.0f} MB "
+                "(budget: <= 2 channels, <= 40 KB, <= 0.2 CPU s per minute)"
+            )
+    finally:
+        host.close()
+        subprocess.run(["rm", "-rf", str(fix)])
+    return out

@@ -1,4 +1,4 @@
-"""python -m benchmarks.fleet [N]: one coldwatch process watching N targets (default 100) behind the
+"""python -m benchmarks.fleet [N ...]: one coldwatch process watching N targets (default 100) behind the
 loopback sshd, against the same process watching one, in the same run. Each target is its own SSH
 connection and watch; the targets of one scenario share one simulated server, so the simulators'
 own cost (they run on this same 2-core machine) stays constant while coldwatch's grows with N.
@@ -74,6 +74,11 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     )
     out = p.stdout.read() if p.stdout is not None else b""
     _, _, usage = os.wait4(p.pid, 0)
+    if os.environ.get("COLDWATCH_BENCH_EVENTS"):  # the raw JSON stream, to study one run's timing
+        Path(os.environ["COLDWATCH_BENCH_EVENTS"] + f".{tag}").write_bytes(out)
+        for sc, sim in shared.items():
+            if (sim.dir / "ready.ts").exists():
+                Path(os.environ["COLDWATCH_BENCH_EVENTS"] + f".{tag}.{sc}.ready").write_text((sim.dir / "ready.ts").read_text())
     wall = time.time() - t0
     evs = [json.loads(ln) for ln in out.decode().splitlines() if ln.strip()]
     want = {"ready": "ready", "oom": "failed", "hang_load": "stalled", "unreachable": "unreachable"}
@@ -113,35 +118,50 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     }
 
 
-def main(n: int = 100) -> dict[str, Any]:
+def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
+    """One target, then a fleet of each size (multiples of 10), in one run against one sshd."""
     why = hostfix.why_not()
     if why:
         print(f"fleet: skipped ({why})")
         return {}
+    sizes = sizes or [n]
     fix = Path(tempfile.mkdtemp(prefix="cwfleet-", dir="/tmp"))
     host = hostfix.start(fix)
+    out: dict[str, Any] = {}
     try:
         one = _run(host, ["ready"], "one")
-        mix = (["ready"] * 7 + ["oom", "hang_load", "unreachable"]) * (n // 10)
-        many = _run(host, mix, "many")
+        out["one"] = one
+        for size in sizes:
+            mix = (["ready"] * 7 + ["oom", "hang_load", "unreachable"]) * max(1, size // 10)
+            out[str(size)] = _run(host, mix, f"many{size}")
     finally:
         host.close()
         subprocess.run(["rm", "-rf", str(fix)])
-    ratio = (many["ready_latency_median_s"] or 0) / one["ready_latency_median_s"] if one["ready_latency_median_s"] else None
-    print(f"fleet of {many['targets']}: {many['right']}/{many['targets']} verdicts right in {many['wall_s']:.0f}s")
+    base = one["ready_latency_median_s"]
     print(
-        f"  CPU {many['cpu_s_per_target_minute']:.3f} s per target-minute, peak RSS {many['rss_mb']:.0f} MB "
-        f"({many['rss_mb_per_target']:.1f} MB per target), {many['handshakes_per_target']:.2f} handshakes per reachable target"
+        f"fleet: 1 target: readiness {base:.2f}s, CPU {one['cpu_s']:.2f}s over {one['wall_s']:.0f}s, peak RSS {one['rss_mb']:.0f} MB"
+        if base
+        else "fleet: 1 target: readiness not measured"
     )
-    print(
-        f"  readiness detection median {many['ready_latency_median_s']:.2f}s per target vs {one['ready_latency_median_s']:.2f}s "
-        f"watching one ({ratio:.1f}x)"
-        if ratio
-        else "  readiness latency: not measured"
-    )
-    return {"one": one, "many": many, "ready_latency_ratio": ratio}
+    for size in sizes:
+        many = out[str(size)]
+        lat = many["ready_latency_median_s"]
+        ratio = lat / base if lat and base else None
+        many["ready_latency_ratio"] = ratio
+        print(
+            f"fleet of {many['targets']}: {many['right']}/{many['targets']} verdicts right in {many['wall_s']:.0f}s; "
+            f"readiness median {lat or float('nan'):.2f}s per target vs {base or float('nan'):.2f}s for one "
+            f"({ratio or float('nan'):.1f}x); CPU {many['cpu_s_per_target_minute']:.3f} s per target-minute; "
+            f"peak RSS {many['rss_mb']:.0f} MB ({(many['rss_mb'] - one['rss_mb']) / many['targets']:.2f} MB per target "
+            f"above one target's); {many['handshakes_per_target']:.2f} handshakes per reachable target"
+        )
+    if len(sizes) == 1:
+        out["many"] = out[str(sizes[0])]
+        out["ready_latency_ratio"] = out["many"]["ready_latency_ratio"]
+    return out
 
 
 if __name__ == "__main__":
     resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
-    print(json.dumps(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100), indent=1, default=str))
+    sizes = [int(x) for x in sys.argv[1:]] or [100]
+    print(json.dumps(main(sizes=sizes), indent=1, default=str))

@@ -304,11 +304,14 @@ class NodeProbe:
             return
         norm = Normaliser()
         started = time.monotonic()
+        lumpy: str | None = None
         for rec in self.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
                 self.emit(line, gen)
+            if lumpy is None and (lumpy := self.log.lumps.warning()) is not None:
+                self.emit(ProbeWarning("log_lumps", lumpy), gen)
         if self.stop.is_set() or seq != self.log_seq:
             return  # stopping, or a follower replaced after a reconnect
         if not self.host.alive():
