@@ -19,6 +19,7 @@ from coldwatch.exitcodes import ExitCode
 from coldwatch.normalise import LogLine
 from coldwatch.phases import Classifier, RuleSet, Signal, Span, State
 from coldwatch.probes.parse import COMPILERS, GpuSample, ProcSample
+from coldwatch.ranks import RankWatch, StackSample
 
 SCHEMA = 1
 FAIL_GRACE = 0.4
@@ -148,6 +149,8 @@ class Judge:
         self.slow_warned: set[str] = set()
         self.bw = bandwidth.Tracker()
         self.etas = eta.Tracker(policy.history, policy.target, policy.launch, total=policy.baseline.get("total"))
+        self.ranks = RankWatch(engine=engine)
+        """The ranks' stacks (ranks.py): who works, who waits, who holds the others up."""
 
     @property
     def state(self) -> State:
@@ -447,11 +450,12 @@ class Judge:
         self._eta_event(t)
         if self.p.stall_after:
             budget = max(self.p.stall_after, SLOW_FACTOR * self.p.baseline.get(st.phase, 0.0))
-            last = max(self.evidence.values(), default=0.0)
+            last = self.ranks.last_life(self.evidence)
             if t - last >= budget:
                 ages = ", ".join(f"{k} {t - v:.0f}s ago" for k, v in sorted(self.evidence.items(), key=lambda kv: -kv[1]))
                 msg = f"no liveness evidence for {t - last:.0f}s (budget {budget:.0f}s) in {st.phase}; last: {ages or 'none ever'}"
-                self.emit("stall", t, message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()})
+                msg, extra = self.ranks.stall_words(msg, st, t, self.evidence, budget)
+                self.emit("stall", t, message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()}, **extra)
                 return self._decide(Verdict("stalled", ExitCode.STALLED, st.last_phase(), None, msg))
         return None
 
@@ -552,7 +556,14 @@ class Judge:
         """The result line for the verdict (``finish`` first when there is none)."""
         v = self.verdict or self.finish(t)
         st = self.c.state
-        return result(v, t, self.epoch0, st.timeline(), **extra)
+        v, more = self.ranks.verdict_words(v, st)
+        return result(v, t, self.epoch0, st.timeline(), **more, **extra)
+
+    def stacks(self, sample: StackSample, t: float) -> None:
+        """One stack sample of the server's processes (probes/stacks.py)."""
+        self.now = t
+        for key, message in self.ranks.observe(sample, t, self.pid, self.evidence):
+            self.warn(key, message, t)
 
     def snapshot(self) -> dict[str, Any]:
         """Where the start stands now, for ``status``: no verdict is forced."""

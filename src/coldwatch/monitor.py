@@ -25,6 +25,7 @@ from coldwatch.phases import load_rules
 from coldwatch.probes.log import LogSource
 from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample, proc_from_dict
 from coldwatch.probes.sampler import parse_record, sampler_command
+from coldwatch.probes.stacks import take as take_stacks
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
 from coldwatch.supervisors import Supervisor, server_url, supervisor_for
@@ -156,6 +157,7 @@ class Monitor:
         on what each judge asked for."""
         for i, n in enumerate(self.nodes):
             j = n.judge
+            self._stacks_due(i)
             for ev in j.drain():
                 if self.multi:
                     ev["node"] = n.name
@@ -219,6 +221,24 @@ class Monitor:
         return r
 
     # ---- evidence threads ----------------------------------------------------------------
+    def _stacks_due(self, i: int, final: bool = False) -> None:
+        """A stack sample of node i's server when its start stops making progress (ranks.RankWatch.due),
+        in a thread of its own; ``final``: one now, waited for (a non-ready verdict's)."""
+        n = self.nodes[i]
+        j = n.judge
+        j.ranks.node = n.name
+        if n.host is None or j.pid is None or n.blind is not None or self.stop.is_set() and not final:
+            return
+        if not final and not j.ranks.due(self.t(), j.evidence, j.p.stall_after):
+            return
+        j.ranks.pending = True
+        host, pid = n.host, j.pid
+        if final:
+            with contextlib.suppress(Exception):
+                j.stacks(take_stacks(host, pid, budget=4.0), self.t())
+            return
+        self.spawn("stacks", lambda: self.put(i, "stacks", take_stacks(host, pid)), i)
+
     def _log_thread(self, i: int, gen: int) -> None:
         n = self.nodes[i]
         assert n.host is not None
@@ -425,6 +445,10 @@ class Monitor:
         finally:
             self.close()
         j = self.judge
+        v0 = self.group.verdict if self.group is not None else self.verdict
+        if v0 is not None and v0.outcome not in ("ready", "stalled", "unreachable", "interrupted"):
+            for i in range(len(self.nodes)):  # every non-ready verdict says where the ranks are
+                self._stacks_due(i, final=True)
         if self.verdict is not None and self.verdict.outcome == "ready" and self.s.check:
             self.run_checks()
         self.flush()
@@ -513,6 +537,8 @@ class Monitor:
                     "sampler", f"the streaming sampler did not start on the host (python3?, status {payload}); one command per sample", t
                 )
                 self._fallback_threads(i)
+        elif kind == "stacks":
+            j.stacks(payload, t)
         elif kind == "http":
             j.http(payload, t)
         elif kind == "log_end":
