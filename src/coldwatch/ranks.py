@@ -256,13 +256,13 @@ def _thread_state(th: ThreadStack, vocab: Vocabulary, reading: bool) -> tuple[st
     return "idle", 0 if frames else None
 
 
-def _chain(frames: tuple[Frame, ...], at: int, vocab: Vocabulary, n: int = 2) -> str:
+def _chain(frames: tuple[Frame, ...], at: int, vocab: Vocabulary, n: int = 1) -> str:
     """'read_shard ← load_weights': the frame at ``at`` and its nearest callers that are not wrappers."""
     names = [clean(frames[at].name, 60)]
     for f in frames[at + 1 :]:
         if len(names) > n:
             break
-        if f.name in vocab.transparent or f.name.startswith("<"):
+        if f.name.rsplit(".", 1)[-1] in vocab.transparent or f.name.startswith("<"):
             continue
         names.append(clean(f.name, 60))
     return " ← ".join(names)

@@ -10,13 +10,14 @@ waits for its peer; an NCCL wait spins a core); ``hung_read`` sleeps in a read t
 two-rank gloo group (torch.distributed): rank 0 enters ``all_reduce``, rank 1 never does.
 
 Stdlib only (torch for the gloo roles): it runs as a script under any python3, as another user too.
-Run: ``python3 simranks.py ROLE RANK WORLD DIR``; ``spawn()`` starts one with its title.
+Run: ``python3 -P simranks.py ROLE RANK WORLD DIR``; ``spawn()`` starts one with its title.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import os
 import signal
 import subprocess
@@ -33,8 +34,15 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start one rank process titled ``title`` (its argv[0]); ``user``: as that user."""
     exe = python or sys.executable
-    argv = [title, os.path.abspath(__file__), role, str(rank), str(world), str(d)]
-    return subprocess.Popen(argv, executable=exe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, user=user)
+    argv = [title, "-P", os.path.abspath(__file__), role, str(rank), str(world), str(d)]  # -P: not this package on sys.path
+    env = dict(os.environ)
+    if python is None:  # argv[0] is the title, so a virtual environment is not found from it: name its packages
+        import site
+
+        env["PYTHONPATH"] = os.pathsep.join([*site.getsitepackages(), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    log = open(d / f"rank{rank}.err", "ab")  # noqa: SIM115 - the child keeps its own descriptor
+    with log:
+        return subprocess.Popen(argv, executable=exe, stdin=subprocess.DEVNULL, stdout=log, stderr=log, user=user, env=env)
 
 
 def _name(title: str) -> None:
@@ -57,15 +65,21 @@ def all_reduce(parent: int) -> None:
             return
 
 
-def init_memory_pool(parent: int) -> None:
-    all_reduce(parent)
+def init_memory_pool(parent: int, tensor: Any = None) -> None:
+    if tensor is None:
+        all_reduce(parent)
+    else:  # a real collective: gloo's all_reduce, which waits for every rank of the group
+        importlib.import_module("torch.distributed").all_reduce(tensor)
 
 
 def read_shard(fd: int) -> bytes:
     return os.read(fd, 1 << 20)  # a read that never returns (no writer ever comes)
 
 
-def load_weights(d: Path, rank: int) -> None:
+def load_weights(d: Path, rank: int, parent: int = 0, live: bool = False) -> None:
+    if live:
+        parse_tensors(parent)
+        return
     fifo = d / f"shard-rank{rank}.fifo"
     with contextlib.suppress(FileExistsError):
         os.mkfifo(fifo)
@@ -79,21 +93,18 @@ def parse_tensors(parent: int) -> None:
         sum(data[::7])  # CPU-bound work in a frame that is not a wait
 
 
-def load_weights_live(parent: int) -> None:
-    parse_tensors(parent)
-
-
 def compile_graph(parent: int) -> None:
-    parse_tensors(parent)
+    code = [f"x{i} = {i} * 3" for i in range(200)]
+    while not _orphaned(parent):
+        compile("\n".join(code), "<graph>", "exec")  # CPU-bound, in a frame that is not a wait
 
 
 def capture_graphs(parent: int) -> None:
     compile_graph(parent)
 
 
-def _gloo(rank: int, world: int, d: Path) -> None:
+def join_group(parent: int, rank: int, world: int, d: Path) -> None:
     import datetime
-    import importlib
 
     torch: Any = importlib.import_module("torch")  # only the gloo roles need it
     dist = torch.distributed
@@ -103,16 +114,9 @@ def _gloo(rank: int, world: int, d: Path) -> None:
     )
     if rank == 0:
         (d / "gloo.joined").write_text("1")
-        t = torch.ones(4)
-        init_memory_pool_gloo(t)
+        init_memory_pool(parent, torch.ones(4))
     else:
         load_weights(d, rank)
-
-
-def init_memory_pool_gloo(t: Any) -> None:
-    import importlib
-
-    importlib.import_module("torch.distributed").all_reduce(t)
 
 
 def main(argv: list[str]) -> int:
@@ -126,11 +130,11 @@ def main(argv: list[str]) -> int:
     elif role == "hung_read":
         load_weights(d, rank)
     elif role == "loading":
-        load_weights_live(parent)
+        load_weights(d, rank, parent, live=True)
     elif role == "busy":
         capture_graphs(parent)
     elif role in ("gloo_wait", "gloo_absent"):
-        _gloo(rank, world, d)
+        join_group(parent, rank, world, d)
     else:
         print(f"unknown role {role!r}; one of {', '.join(ROLES)}", file=sys.stderr)
         return 2

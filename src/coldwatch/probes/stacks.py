@@ -146,11 +146,14 @@ def take(host: Host, pid: int, pyspy: str | None = None, budget: float = BUDGET)
 
 def parse_sample(text: str) -> StackSample:
     """The sampler's JSON line -> a sample (hostile text: every field checked)."""
-    line = text.strip().splitlines()[-1] if text.strip() else ""
     try:
-        data = json.loads(line)
+        data = json.loads(text)
     except ValueError:
-        return StackSample((), errors=("stack sample: unreadable output",))
+        line = text.strip().splitlines()[-1] if text.strip() else ""
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return StackSample((), errors=("stack sample: unreadable output",))
     if not isinstance(data, dict):
         return StackSample((), errors=("stack sample: unreadable output",))
     table = SYSCALLS.get(str(data.get("machine", "")), {})
