@@ -87,7 +87,9 @@ def start(d: Path, scenario: str, user: str | None = None, first: int = 0, count
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     args = [py, "-P", str(Path(__file__).resolve()), str(d), scenario, str(first), str(count if count is not None else -1)]
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, user=user, env=env)
+    proc = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, **_simranks().as_user(user)
+    )
     for _ in range(1200):
         if (d / "ready-ranks").exists() and (scenario != "gloo" or (d / "gloo.joined").exists()):
             break

@@ -42,7 +42,17 @@ def spawn(
         env["PYTHONPATH"] = os.pathsep.join([*site.getsitepackages(), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     log = open(d / f"rank{rank}.err", "ab")  # noqa: SIM115 - the child keeps its own descriptor
     with log:
-        return subprocess.Popen(argv, executable=exe, stdin=subprocess.DEVNULL, stdout=log, stderr=log, user=user, env=env)
+        return subprocess.Popen(argv, executable=exe, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, **as_user(user))
+
+
+def as_user(user: str | None) -> dict[str, Any]:
+    """Popen's arguments for a process of ``user`` with that user's own group only: a process left
+    with root's group cannot be read (ptrace, /proc/PID/syscall) by its own user."""
+    if user is None:
+        return {}
+    import pwd
+
+    return {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
 
 
 def _name(title: str) -> None:
