@@ -139,3 +139,61 @@ def test_through_ssh_as_the_servers_user(gpu_host, tmp_path: Path) -> None:  # t
     assert r.returncode == 5, res
     assert res["reason"].startswith("TP1 blocked in read_shard ← load_weights") and "TP0 waiting in all_reduce" in res["reason"]
     assert {x["node"] for x in res["ranks"]} == {alias}
+
+
+@needs_pyspy
+@pytest.mark.engine
+def test_a_real_gloo_collective_one_rank_never_joins(server: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
+    pytest.importorskip("torch")
+    rc, evs, after = run("gloo", server, "--stall-after", "8s", "--timeout", "90s")
+    res = evs[-1]
+    assert rc == 5, res
+    assert res["reason"].startswith("TP1 blocked in read_shard ← load_weights") and "TP0 waiting in all_reduce" in res["reason"]
+    tp0 = next(r for r in res["ranks"] if r["rank"] == "TP0")
+    assert tp0["frames"][0].startswith("all_reduce (distributed_c10d.py:")  # torch's frame, no stand-in name
+
+
+@needs_pyspy
+@pytest.mark.ssh
+def test_split_over_two_nodes_names_the_worker_its_rank_and_frame(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """TP0 on the head spins in all_reduce; TP1 on the worker (its own network namespace and sshd)
+    hangs in a read: stalled, naming the worker, TP1 and its frame."""
+    import hostfix
+
+    why = hostfix.netns_why_not()
+    if why:
+        pytest.skip(why)
+    assert PYSPY is not None
+    shutil.copy(PYSPY, gpu_host.fix / "bin" / "py-spy")
+    head_alias = stack_user(gpu_host)
+    net = hostfix.start_netns_host(gpu_host, "gpu-worker-cw", 9)
+    cfg_ssh = gpu_host.home / ".ssh" / "config"
+    text = cfg_ssh.read_text()
+    block = text[text.index("Host gpu-worker-cw") :].split("\nHost ", 1)[0]
+    cfg_ssh.write_text(text + "\n" + block.replace("Host gpu-worker-cw", "Host gpu-worker").replace("User cwtest", f"User {USER}") + "\n")
+    dirs = {n: gpu_host.fix / "ranks" / f"{tmp_path.name}-{n}" for n in ("head", "worker")}
+    (gpu_host.fix / "ranks").mkdir(exist_ok=True, mode=0o755)
+    procs = [rankserver.start(dirs["head"], "hang", USER, 0, 1), rankserver.start(dirs["worker"], "hang", USER, 1, 1)]
+    try:
+        cfg = tmp_path / "nodes.toml"
+        node = 'log_cmd = "tail -n +1 -F {d}/server.log"\npid = {pid}\n'
+        cfg.write_text(
+            f'interval = 0.5\n[targets.{head_alias}]\nurl = "http://127.0.0.1:{free_port()}"\n'
+            + node.format(d=dirs["head"], pid=procs[0].pid)
+            + "[targets.gpu-worker]\n"
+            + node.format(d=dirs["worker"], pid=procs[1].pid)
+        )
+        r = coldwatch(
+            "wait", head_alias, "--worker", "gpu-worker", "--config", str(cfg), "--stall-after", "8s", "--timeout", "60s", "-o", "json",
+            env=gpu_host.env, timeout=120,
+        )  # fmt: skip
+    finally:
+        for p in procs:
+            rankserver.stop(p)
+        net.close()
+        (gpu_host.fix / "bin" / "py-spy").unlink()
+    res = json_lines(r.stdout)[-1]
+    assert r.returncode == 5, res
+    assert res["reason"].startswith("gpu-worker TP1 blocked in read_shard ← load_weights, 40 % of shards"), res["reason"]
+    assert f"{head_alias} TP0 waiting in all_reduce" in res["reason"]
+    assert {(x["node"], x["rank"], x["state"]) for x in res["ranks"]} == {("gpu-worker", "TP1", "blocked"), (head_alias, "TP0", "waiting")}

@@ -16,11 +16,13 @@ this module turns their states into the server's verdict:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from coldwatch.exitcodes import ExitCode
 from coldwatch.judge import Judge, Verdict
 from coldwatch.phases import PHASES
+from coldwatch.ranks import RankState, summary
 
 GROUP_GRACE = 0.6
 """Seconds after the first node's fatal line to wait for another node's root cause (the nodes' logs
@@ -137,6 +139,10 @@ class GroupJudge:
                 None,
                 f"not ready after {self.timeout:g}s; slowest node {_where(slow)} in {phase_of(slow.judge)}{_progress(slow.judge)}",
             )
+        if self.verdict is not None and self.verdict.outcome == "timeout" and self.rank_states():
+            self.verdict = dataclasses.replace(
+                self.verdict, reason=f"{self.verdict.reason}; {summary(self.rank_states(), with_nodes=True)}"
+            )
         return self.verdict
 
     def _failed(self, failed: list[NodeView]) -> Verdict:
@@ -176,7 +182,14 @@ class GroupJudge:
             if n is not lag
         )
         reason = f"{_where(lag)} in {phase_of(lj)}{_progress(lj)}, {_liveness(lj, t)}" + (f"; {rest}" if rest else "")
+        states = self.rank_states()
+        if states:  # the ranks' stacks name the culprit, whatever the phases say
+            reason = f"{summary(states, with_nodes=True)}; {reason}"
         return Verdict("stalled", ExitCode.STALLED, lj.state.last_phase(), None, reason)
+
+    def rank_states(self) -> list[RankState]:
+        """Every node's ranks as their last stack sample saw them, with what each log says."""
+        return [s for n in self.nodes for s in n.judge.ranks.annotated(n.judge.state)]
 
     def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         if self.verdict is None:

@@ -479,6 +479,9 @@ class Monitor:
                         "reason": (nv.reason if nv is not None else n.blind or "")[:300],
                     }
                 )
+            states = self.group.rank_states() if v.outcome != "ready" else []
+            if states:
+                extra["ranks"] = [s.as_dict() for s in states]
             res = result(v, self.t(), self.epoch0, j.state.timeline(), nodes=nodes, **extra)
         else:
             res = j.result(self.t(), **extra)

@@ -478,7 +478,7 @@ class RankWatch:
             )
         return out
 
-    def _with_log(self, st: Any, spans: dict[str, Any] | None = None) -> list[RankState]:
+    def annotated(self, st: Any, spans: dict[str, Any] | None = None) -> list[RankState]:
         phase = st.phase
         span = (spans or st.spans).get(phase)
         progress = ""
@@ -491,7 +491,7 @@ class RankWatch:
         """The stall message with the culprit first, and the stall event's ``ranks``."""
         if not self.states:
             return msg, {}
-        states = self._with_log(st)
+        states = self.annotated(st)
         if self.quiet_since is not None:
             progress = max((v for k, v in evidence.items() if k not in ACTIVITY), default=0.0)
             busy = [k for k in ACTIVITY if k in evidence and t - evidence[k] < budget]
@@ -506,7 +506,7 @@ class RankWatch:
         culprit (a stall's reason names it already)."""
         if not self.states or v.outcome == "ready":
             return v, {}
-        states = self._with_log(st)
+        states = self.annotated(st)
         more = {"ranks": [s.as_dict() for s in states]}
         if v.outcome == "stalled":
             return v, more
