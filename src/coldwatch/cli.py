@@ -442,6 +442,7 @@ def history(
 
 DEMO_SCENARIOS = (
     "ready | oom | hang | restart | crash_once | slow | silent_death | error_body | silent_load | jit_busy | hang_load | barrier | nccl"
+    " | rank_hang (one rank hangs, the other waits in all_reduce: real rank processes) | rank_loading | rank_busy"
 )
 
 
@@ -480,7 +481,7 @@ def demo(
         raise ConfigError(f"--scenario: expected one of {', '.join(SCENARIOS)}, got {scenario!r}")
     if not 0.01 <= speed <= 100:
         raise ConfigError(f"--speed: expected a factor between 0.01 and 100, got {speed}")
-    default_stall = "20s" if scenario in ("hang", "hang_load", "barrier") else None
+    default_stall = "20s" if scenario in ("hang", "hang_load", "barrier", "rank_hang", "rank_loading", "rank_busy") else None
     s = _settings(
         _flags(
             output=output,
