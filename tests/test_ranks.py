@@ -191,3 +191,19 @@ def test_sampling_starts_at_a_quarter_of_the_budget_without_progress() -> None:
     assert not w.due(9.0, {"log": 0.0}, 20.0) and w.due(10.0, {"log": 0.0}, 20.0)
     assert not w.due(100.0, {"log": 0.0}, 0.0)  # no stall budget, no sampling
     assert not w.due(12.0, {"log": 9.0}, 20.0)  # progress: no sample
+
+
+def test_the_panel_shows_one_line_per_rank_once_a_start_stops_moving() -> None:
+    from coldwatch.render.panel import PanelState, layout
+
+    j = watch("hang", 60.0)
+    s = PanelState()
+    before = [t.plain for t in layout(s, 100, 60)]
+    assert not any("read_shard" in x for x in before)
+    for ev in j.drain():
+        s.apply(ev)
+    s.apply(j.result(j.now))
+    text = [t.plain for t in layout(s, 100, 60)]
+    rows = [x for x in text if x.startswith("  TP")]
+    assert rows[0].split()[:2] == ["TP0", "waiting"] and "all_reduce ← init_memory_pool" in rows[0]
+    assert rows[1].split()[:2] == ["TP1", "blocked"] and "read_shard ← load_weights" in rows[1]

@@ -564,6 +564,8 @@ class Judge:
         self.now = t
         for key, message in self.ranks.observe(sample, t, self.pid, self.evidence):
             self.warn(key, message, t)
+        if self.ranks.states:  # the panel's rank lines
+            self._events.append({"event": "_ranks", "t": round(t, 3), "ranks": [r.as_dict() for r in self.ranks.annotated(self.state)]})
 
     def snapshot(self) -> dict[str, Any]:
         """Where the start stands now, for ``status``: no verdict is forced."""
