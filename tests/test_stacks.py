@@ -197,3 +197,18 @@ def test_split_over_two_nodes_names_the_worker_its_rank_and_frame(gpu_host, tmp_
     assert res["reason"].startswith("gpu-worker TP1 blocked in read_shard ← load_weights, 40 % of shards"), res["reason"]
     assert f"{head_alias} TP0 waiting in all_reduce" in res["reason"]
     assert {(x["node"], x["rank"], x["state"]) for x in res["ranks"]} == {("gpu-worker", "TP1", "blocked"), (head_alias, "TP0", "waiting")}
+
+
+@needs_pyspy
+def test_status_stacks_prints_every_ranks_stack(server: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
+    d, procs = server
+    procs["hang"] = p = rankserver.start(d, "hang")
+    base = ["status", "--pid", str(p.pid), "--log-cmd", f"cat {d}/server.log", "--url", f"http://127.0.0.1:{free_port()}", "--stacks"]
+    r = coldwatch(*base, "-o", "json", env=env_with(True))
+    snap = json_lines(r.stdout)[-1]
+    assert r.returncode == 124, snap
+    by = {x["rank"]: x for x in snap["ranks"]}
+    assert by["TP0"]["state"] == "waiting" and by["TP0"]["frames"][0].startswith("all_reduce (simranks.py:")
+    assert by["TP1"]["state"] == "blocked" and by["TP1"]["frames"][1].startswith("load_weights (simranks.py:")
+    text = coldwatch(*base, "-o", "plain", env=env_with(True)).stdout.decode()
+    assert f"TP1 (pid {by['TP1']['pid']}) blocked in read_shard ← load_weights\n    read_shard (simranks.py:" in text

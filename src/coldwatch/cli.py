@@ -401,6 +401,10 @@ def status(
     container: ContainerOpt = None,
     runtime: RuntimeOpt = None,
     port: PortOpt = None,
+    pid: PidOpt = None,
+    stacks: Annotated[
+        bool, typer.Option("--stacks", help="Also sample every rank's stack (py-spy on the host, else /proc) and print it.")
+    ] = False,
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
     _api_key_hint(api_key)
@@ -422,10 +426,11 @@ def status(
         container=container,
         runtime=runtime,
         port=port,
+        pid=pid,
     )
     s = resolve(flags, config, profile, target=host)
     _RUN["settings"] = s
-    raise typer.Exit(int(run_status(s)))
+    raise typer.Exit(int(run_status(s, stacks=stacks)))
 
 
 @app.command()

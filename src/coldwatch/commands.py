@@ -149,7 +149,7 @@ STATUS_HTTP_BUDGET = 15.0
 """Seconds `status` gives the HTTP ladder, however slowly the server answers."""
 
 
-def run_status(settings: Settings) -> ExitCode:
+def run_status(settings: Settings, stacks: bool = False) -> ExitCode:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
     GPUs, the process tree, one HTTP probe) fed to the judge; no waiting."""
     from coldwatch.events import event
@@ -200,9 +200,18 @@ def run_status(settings: Settings) -> ExitCode:
             ladder = Ladder(client, settings.url, settings.model, settings.api_key)
             j.http(ladder.probe(deadline=time.monotonic() + STATUS_HTTP_BUDGET), 0.0)
         j.tick(0.0)
+        if stacks:
+            from coldwatch.probes.stacks import take
+
+            if j.pid is None:
+                j.warn("stacks", "--stacks: the server's main PID is not known (give --pid, or --unit for its supervisor)", 0.0)
+            else:
+                j.stacks(take(host, j.pid), 0.0)
     finally:
         host.close()
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
+    if stacks:
+        snap["ranks"] = [r.as_dict() for r in j.ranks.annotated(j.state)]
     snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
     code = status_code(snap)
     snap["exit_code"] = int(code)
@@ -212,6 +221,12 @@ def run_status(settings: Settings) -> ExitCode:
         from coldwatch.render.plain import print_status
 
         print_status(snap, sys.stdout)
+        for r in snap.get("ranks") or []:  # status --stacks: every rank's stack, innermost first
+            name = r["rank"] or f"pid {r['pid']}"
+            sys.stdout.write(f"{name} (pid {r['pid']}) {r['state']}{' in ' + r['where'] if r['where'] else ''}")
+            sys.stdout.write(f" ({r['detail']})\n" if r["detail"] else "\n")
+            for f in r["frames"]:
+                sys.stdout.write(f"    {f}\n")
     return code
 
 
