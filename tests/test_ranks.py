@@ -207,3 +207,24 @@ def test_the_panel_shows_one_line_per_rank_once_a_start_stops_moving() -> None:
     rows = [x for x in text if x.startswith("  TP")]
     assert rows[0].split()[:2] == ["TP0", "waiting"] and "all_reduce ← init_memory_pool" in rows[0]
     assert rows[1].split()[:2] == ["TP1", "blocked"] and "read_shard ← load_weights" in rows[1]
+
+
+def test_the_engines_own_words_about_ranks() -> None:
+    w = ranks.RankWatch()
+    w.note_line(
+        "TP rank 1 could finish the model loading, but there are other ranks that didn't finish loading. "
+        "It is likely due to unexpected failures (e.g., OOM) or a slow node."
+    )
+    w.note_line(
+        "[rank0]:[E1218 20:27:13.123 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds before timing out."
+    )
+    w.note_line("[2026-12-01 10:00:00 TP0] Rank 0 loaded")
+    assert w.log_words() == "the log: TP1 finished loading, other ranks did not, rank 0 timed out waiting in ALLREDUCE (NCCL watchdog)"
+    j = Judge(Policy(stall_after=0.0, timeout=10.0, confirm="log"), engine="sglang")
+    for line in Normaliser().lines(
+        b"[2026-12-01 10:00:00 TP1] TP rank 1 could finish the model loading, but there are other ranks that didn't finish loading.\n"
+    ):
+        j.line(line, 1.0)
+    j.tick(10.0)
+    assert "the log: TP1 finished loading, other ranks did not" in j.result(10.0)["reason"]

@@ -188,6 +188,7 @@ class Judge:
             line = dataclasses.replace(line, t=t)
         self.now = t
         self.evidence["log"] = t
+        self.ranks.note_line(line.text)
         if self.etas.want_launch:
             self.etas.line(line.text)
         if self.p.tail:

@@ -48,6 +48,9 @@ _TITLE = re.compile(
     r"((?:_(?:DP|PP|PCP|TP|DCP|EP|CP|RP)\d+)*)(?=$|[\s:])"
 )
 _PART = re.compile(r"_([A-Z]+)(\d+)")
+# the engines' own words about ranks: SGLang's loading barrier, PyTorch's NCCL watchdog
+_LOADED = re.compile(r"\bTP rank (\d+) could finish the model loading, but there are other ranks that didn't finish loading")
+_WATCHDOG = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\][^\n]*?Watchdog caught collective operation timeout: WorkNCCL\([^)]*?OpType=(\w+)")
 _COLLAPSE = re.compile(r"\s+")
 
 # syscall numbers of the calls the vocabulary names, per machine
@@ -406,6 +409,26 @@ class RankWatch:
     frames_seen: dict[int, tuple[str, ...]] = field(default_factory=dict)
     samples: int = 0
     pyspy: bool | None = None
+    said: dict[str, str] = field(default_factory=dict)
+    """What the engine's log said of ranks (rank -> words), for the verdict."""
+
+    def note_line(self, text: str) -> None:
+        """A log line: keep what it says of a rank (SGLang's 'TP rank N could finish the model
+        loading, but there are other ranks that didn't', PyTorch's NCCL watchdog timeout)."""
+        if "Rank" not in text and "TP rank" not in text:
+            return
+        m = _LOADED.search(text)
+        if m:
+            self.said[f"TP{m.group(1)}"] = "finished loading, other ranks did not"
+            return
+        m = _WATCHDOG.search(text)
+        if m:
+            self.said[f"rank {m.group(1)}"] = f"timed out waiting in {clean(m.group(2), 40)} (NCCL watchdog)"
+
+    def log_words(self) -> str:
+        if not self.said:
+            return ""
+        return "the log: " + ", ".join(f"{k} {v}" for k, v in sorted(self.said.items())[:4])
 
     def due(self, t: float, evidence: dict[str, float], stall_after: float) -> bool:
         """A sample is due: no progress (activity aside) for a quarter of the stall budget (at least
@@ -499,15 +522,17 @@ class RankWatch:
                 f"no progress for {t - progress:.0f}s (budget {budget:.0f}s) in {st.phase}, and no rank working for "
                 f"{t - self.quiet_since:.0f}s" + (f" ({' and '.join(busy).replace('_', ' ')} still busy: waiting spins)" if busy else "")
             )
-        return f"{summary(states)}; {msg}", {"ranks": [s.as_dict() for s in states]}
+        words = self.log_words()
+        return f"{summary(states)}; {msg}" + (f"; {words}" if words else ""), {"ranks": [s.as_dict() for s in states]}
 
     def verdict_words(self, v: Any, st: Any) -> tuple[Any, dict[str, Any]]:
         """A non-ready verdict with the ranks' states: the result's ``ranks``; a reason naming the
         culprit (a stall's reason names it already)."""
-        if not self.states or v.outcome == "ready":
+        if v.outcome == "ready" or (not self.states and not self.said):
             return v, {}
         states = self.annotated(st)
-        more = {"ranks": [s.as_dict() for s in states]}
+        more = {"ranks": [s.as_dict() for s in states]} if states else {}
         if v.outcome == "stalled":
             return v, more
-        return dataclasses.replace(v, reason=f"{v.reason}; {summary(states)}"), more
+        words = "; ".join(w for w in (summary(states), self.log_words()) if w and w not in v.reason)
+        return (dataclasses.replace(v, reason=f"{v.reason}; {words}") if words else v), more
