@@ -68,3 +68,21 @@ def test_status_snapshot_ready_and_failed(tmp_path: Path) -> None:
         p.wait()
     out = r.stdout.decode()
     assert r.returncode == 3 and "CUDA out of memory" in out and "refused" in out
+
+
+def test_status_pid_of_a_dead_server_is_failed_as_in_wait(tmp_path: Path) -> None:
+    """status --pid of a server process that is gone: failed [killed], exit 3 (wait's death rule),
+    not "not ready yet"; the same log with the process alive is not decided (exit 124)."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-11-29 18:24:50 TP0] Load weight begin. avail mem=75.00 GB\n")
+    proc = subprocess.Popen(["sleep", "30"])
+    args = ["status", "--pid", str(proc.pid), "--log-cmd", f"cat {log}", "--gpu-cmd", "true", "--url", "http://127.0.0.1:9", "-o", "json"]
+    try:
+        alive = coldwatch(*args)
+    finally:
+        proc.kill()
+        proc.wait()
+    dead = coldwatch(*args)
+    snap = json_lines(dead.stdout)[-1]
+    assert (dead.returncode, snap["outcome"], snap["failure_kind"]) == (3, "failed", "killed"), snap
+    assert (alive.returncode, json_lines(alive.stdout)[-1]["outcome"]) == (124, "pending")

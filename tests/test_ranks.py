@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from coldwatch import ranks
+from coldwatch.evidence import ProcReading, ProcSample, SampleStacks
 from coldwatch.judge import Judge, Policy
 from coldwatch.normalise import Normaliser
-from coldwatch.probes.parse import ProcSample
 from coldwatch.probes.stacks import parse_sample
 from coldwatch.ranks import StackSample
 
@@ -127,10 +127,10 @@ LOG = [
 ]
 
 
-def watch(name: str, until: float, pyspy: bool = True) -> Judge:
+def watch(name: str, until: float, pyspy: bool = True, timeout: float = 0.0) -> Judge:
     """A judge fed the log at t=0..2, then a CPU-busy process tree every second (a spinning rank)
-    and, as the monitor does, a stack sample whenever one is due."""
-    j = Judge(Policy(stall_after=20.0, timeout=0.0, confirm="log"), engine="sglang")
+    and, as the driver does, a stack sample whenever the judge asks for one."""
+    j = Judge(Policy(stall_after=20.0, timeout=timeout, confirm="log", pid=4242), engine="sglang")
     norm = Normaliser()
     for k, text in enumerate(LOG):
         for line in norm.lines(text.encode()):
@@ -139,10 +139,11 @@ def watch(name: str, until: float, pyspy: bool = True) -> Judge:
     cpu = 0.0
     while t <= until and j.verdict is None:
         cpu += 1.0
-        j.proc(4242, ProcSample(alive=True, cpu_s=cpu, read_bytes=0), t)
-        if j.ranks.due(t, j.evidence, j.p.stall_after):
-            j.stacks(sample(name, pyspy), t)
+        j.observe(ProcReading(4242, ProcSample(alive=True, cpu_s=cpu, read_bytes=0)), t)
         j.tick(t)
+        if any(isinstance(a, SampleStacks) for a in j.actions()):  # the driver's answer: one sample
+            j.observe(sample(name, pyspy), t)
+            j.tick(t)
         t += 1.0
     return j
 
@@ -172,9 +173,8 @@ def test_without_stacks_the_old_rule_holds() -> None:
 
 
 def test_timeout_names_the_ranks() -> None:
-    j = watch("loading", 30.0)
-    j.p.timeout = 31.0
-    v = j.tick(31.0)
+    j = watch("loading", 31.0, timeout=31.0)
+    v = j.verdict
     assert v is not None and v.outcome == "timeout"
     res = j.result(31.0)
     assert "TP1 working in parse_tensors ← load_weights" in res["reason"] and "TP0 waiting in all_reduce" in res["reason"]

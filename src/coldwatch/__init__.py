@@ -17,8 +17,8 @@ __all__ = ["__version__", "replay_file", "wait"]
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from coldwatch.judge import Verdict
     from coldwatch.phases import Span
+    from coldwatch.verdict import Verdict
 
 
 def replay_file(path: str | Path, engine: str | None = None) -> tuple[Verdict, list[Span]]:

@@ -402,11 +402,14 @@ def status(
     runtime: RuntimeOpt = None,
     port: PortOpt = None,
     pid: PidOpt = None,
+    max_restarts: MaxRestartsOpt = None,
+    rules: RulesOpt = None,
     stacks: Annotated[
         bool, typer.Option("--stacks", help="Also sample every rank's stack (py-spy on the host, else /proc) and print it.")
     ] = False,
 ) -> None:
-    """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting."""
+    """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting. The
+    outcome and exit code are the judge's that `wait` uses (same grace, restart and death rules)."""
     _api_key_hint(api_key)
     from coldwatch.commands import run_status
     from coldwatch.settings import resolve
@@ -427,6 +430,8 @@ def status(
         runtime=runtime,
         port=port,
         pid=pid,
+        max_restarts=max_restarts,
+        rules=rules,
     )
     s = resolve(flags, config, profile, target=host)
     _RUN["settings"] = s
@@ -557,29 +562,13 @@ _WATCHING = ("wait", "demo", "status")
 def _finish(args: list[str], code: int, reason: str) -> None:
     """A run that ended in an error before its verdict still ends like every run: the result
     line on stdout in JSON mode, the workflow command and the JUnit file in CI."""
-    from coldwatch.events import event
     from coldwatch.render import Sink, ci_sinks
     from coldwatch.render.jsonl import JsonSink
+    from coldwatch.verdict import error_verdict, result_line
 
     command, mode, junit = _requested(args)
-    outcome = {
-        int(ExitCode.UNREACHABLE): "unreachable",
-        int(ExitCode.INTERRUPTED): "interrupted",
-        int(ExitCode.TERMINATED): "interrupted",
-    }.get(code, "usage")
     t = time.monotonic() - _RUN.get("t0", time.monotonic())
-    res = event(
-        "result",
-        t,
-        time.time() - t,
-        outcome=outcome,
-        exit_code=code,
-        phase=None,
-        failure_kind=None,
-        reason=reason[:500],
-        phases=[],
-        schema=1,
-    )
+    res = result_line(error_verdict(code, reason), t, time.time() - t)
     sinks: list[Sink] = [JsonSink()] if mode == "json" else []
     if command in ("wait", "demo"):
         with contextlib.suppress(ColdwatchError):  # a bad --junit was the error: nothing more to write

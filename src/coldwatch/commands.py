@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
-from coldwatch.normalise import Normaliser
+from coldwatch.hosts.base import Host
 from coldwatch.phases import load_rules
 from coldwatch.render import Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
@@ -97,7 +97,7 @@ def make_sinks(mode: str, title: str, deadline: float, junit: Path | None = None
 
 def run_wait(settings: Settings, sinks: list[Sink] | None = None) -> ExitCode:
     """One server: on one host, or spanning the head (HOST) and its --worker nodes."""
-    from coldwatch.hosts import Host, open_host
+    from coldwatch.hosts import open_host
     from coldwatch.monitor import Monitor
 
     sinks = sinks or make_sinks(settings.output, settings.target_name(), settings.timeout, settings.junit)
@@ -149,72 +149,42 @@ STATUS_HTTP_BUDGET = 15.0
 """Seconds `status` gives the HTTP ladder, however slowly the server answers."""
 
 
-def run_status(settings: Settings, stacks: bool = False) -> ExitCode:
+def status_snapshot(settings: Settings, host: Host, stacks: bool = False) -> dict[str, Any]:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
-    GPUs, the process tree, one HTTP probe) fed to the judge; no waiting."""
+    GPUs, the process tree, one HTTP probe) fed to the judge ``wait`` uses; its outcome and exit
+    code are that judge's, with the same grace, restart and death rules; no waiting."""
     from coldwatch.events import event
-    from coldwatch.hosts import open_host
-    from coldwatch.http import Ladder, make_client
     from coldwatch.judge import Judge
-    from coldwatch.monitor import NVIDIA_SMI, local_port, policy_for
-    from coldwatch.probes.log import LogSource
-    from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample
-    from coldwatch.supervisors import server_url, supervisor_for
+    from coldwatch.monitor import status_policy
+    from coldwatch.probes.node import NodeProbe
 
-    sup = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
-    policy = policy_for(settings, {})
-    policy.stall_after = policy.timeout = 0.0
-    policy.tail = False
-    j = Judge(policy, load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
-    host = open_host(settings)
-    try:
-        svc = None
-        cmd = sup.state_command()
-        if cmd is not None:
-            r = host.run(cmd, timeout=10)
-            svc = sup.first_state(r.rc, r.stdout.decode("utf-8", "replace"))
-            j.supervisor(svc, 0.0, initial=True)
-        url, own_socket = server_url(settings.url, settings.url_given, sup, settings.port, settings.engine)
-        settings.url = url
-        policy.port = local_port(url) if own_socket else None
-        source = LogSource(settings.log_cmd, settings.unit, svc, sup)
-        out = host.run(source.command(follow=False), timeout=15).stdout
-        norm = Normaliser()
-        for rec in source.records([out]):
-            for line in norm.lines(rec):
-                j.line(line, 0.0)
-        g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)
-        samples, problem = gpu_evidence(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
-        if problem:
-            j.warn("gpu", problem, 0.0)
-        if samples:
-            j.gpu(samples, 0.0)
-        if j.pid is not None:
-            p = host.run(f"python3 - {int(j.pid)} 0 {policy.port or 0}", timeout=10, stdin=PROC_SCRIPT.encode())
-            sample = parse_proc_sample(p.stdout.decode("utf-8", "replace")) if p.rc == 0 else None
-            if sample is not None:
-                j.proc(j.pid, sample, 0.0)
-            elif p.rc is not None:
-                j.proc_unavailable(p.stderr.decode("utf-8", "replace")[:200], 0.0)
-        with make_client(host, verify=not settings.insecure) as client:
-            ladder = Ladder(client, settings.url, settings.model, settings.api_key)
-            j.http(ladder.probe(deadline=time.monotonic() + STATUS_HTTP_BUDGET), 0.0)
-        j.tick(0.0)
-        if stacks:
-            from coldwatch.probes.stacks import take
-
-            if j.pid is None:
-                j.warn("stacks", "--stacks: the server's main PID is not known (give --pid, or --unit for its supervisor)", 0.0)
-            else:
-                j.stacks(take(host, j.pid), 0.0)
-    finally:
-        host.close()
+    j = Judge(status_policy(settings), load_rules(settings.rules), None if settings.engine == "auto" else settings.engine)
+    probe = NodeProbe(settings.host or "localhost", settings, host, lambda r, gen: None, lambda: 0.0, http=True)
+    for reading in probe.once(STATUS_HTTP_BUDGET):
+        probe.apply(j.observe(reading, 0.0))
+    v = j.settle(0.0)
+    if stacks:  # status --stacks: every rank's stack now
+        if probe.control.pid is None:
+            j.warn("stacks", "--stacks: the server's main PID is not known (give --pid, or --unit for its supervisor)", 0.0)
+        else:
+            j.observe(probe.stacks_now(), 0.0)
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
     if stacks:
-        snap["ranks"] = [r.as_dict() for r in j.ranks.annotated(j.state)]
+        snap["ranks"] = [r.as_dict() for r in j.status().ranks]
     snap["warnings"] = [ev["message"] for ev in j.drain() if ev["event"] == "warning"]
-    code = status_code(snap)
-    snap["exit_code"] = int(code)
+    snap["exit_code"] = int(v.exit_code) if v is not None else int(ExitCode.TIMEOUT)
+    return snap
+
+
+def run_status(settings: Settings, stacks: bool = False) -> ExitCode:
+    """``status``: the snapshot, as JSON or for people; its exit code."""
+    from coldwatch.hosts import open_host
+
+    host = open_host(settings)
+    try:
+        snap = status_snapshot(settings, host, stacks)
+    finally:
+        host.close()
     if choose_output(settings.output, sys.stdout) == "json":
         JsonSink().emit(snap)
     else:
@@ -227,16 +197,7 @@ def run_status(settings: Settings, stacks: bool = False) -> ExitCode:
             sys.stdout.write(f" ({r['detail']})\n" if r["detail"] else "\n")
             for f in r["frames"]:
                 sys.stdout.write(f"    {f}\n")
-    return code
-
-
-def status_code(snap: dict[str, Any]) -> ExitCode:
-    """0 ready (a completion was served), 3 failed (the log or the supervisor says so), 124 not yet."""
-    if snap["outcome"] == "ready" and (snap.get("http") or {}).get("state") == "ready":
-        return ExitCode.READY
-    if snap["outcome"] == "failed":
-        return ExitCode.FAILED
-    return ExitCode.TIMEOUT
+    return ExitCode(snap["exit_code"])
 
 
 def run_history(target: str | None, output: str) -> ExitCode:

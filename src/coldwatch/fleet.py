@@ -14,6 +14,7 @@ from coldwatch.events import event
 from coldwatch.exitcodes import ExitCode
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
+from coldwatch.verdict import Outcome, Verdict, error_verdict, result_line, target_result
 
 SEVERITY = (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.FAILED, ExitCode.STALLED, ExitCode.UNREACHABLE, ExitCode.TIMEOUT)
 """A fleet that is not ready exits with the most severe code among the targets that are not."""
@@ -125,7 +126,7 @@ class Fleet:
         from coldwatch.monitor import Monitor
 
         def done(outcome: str, code: ExitCode, reason: str, phase: str | None = None) -> dict[str, Any]:
-            res = {"target": target, "outcome": outcome, "exit_code": int(code), "phase": phase, "failure_kind": None, "reason": reason}
+            res = target_result(target, Verdict(outcome, int(code), phase, None, reason))
             self._note(target, {"event": "target_result", **res})
             with self.lock:
                 for s in self.sinks:
@@ -133,14 +134,15 @@ class Fleet:
             return res
 
         if self.cancelled:
-            return done("incomplete", ExitCode.TIMEOUT, f"not watched: {self.cancelled}")
+            return done(Outcome.INCOMPLETE, ExitCode.TIMEOUT, f"not watched: {self.cancelled}")
         try:
             s = self.settings_for(target)
             host = open_host(s)
         except UnreachableError as exc:
-            return done("unreachable", ExitCode.UNREACHABLE, str(exc))
+            return done(Outcome.UNREACHABLE, ExitCode.UNREACHABLE, str(exc))
         except ColdwatchError as exc:
-            return done("failed" if exc.exit_code == ExitCode.FAILED else "usage", ExitCode(exc.exit_code), str(exc))
+            v = error_verdict(exc.exit_code, str(exc))
+            return done(v.outcome, ExitCode(exc.exit_code), str(exc))
         self.rows[target]["phase"] = "starting"
         try:
             m = Monitor(s, host, [TargetSink(target, self.sinks, self.lock, self._note)])
@@ -150,22 +152,14 @@ class Fleet:
             res = m.run()
         finally:
             host.close()
-        out = {k: res.get(k) for k in ("outcome", "exit_code", "phase", "failure_kind", "reason")}
-        return {"target": target, **out}
+        return target_result(target, Verdict(res["outcome"], res["exit_code"], res.get("phase"), res.get("failure_kind"), res["reason"]))
 
     def _guarded(self, target: str) -> dict[str, Any]:
         """One target's watch; a bug in it is that target's internal error, not the run's end."""
         try:
             return self._one(target)
         except Exception as exc:  # noqa: BLE001 - reported in the target's result (exit 1: a coldwatch bug)
-            return {
-                "target": target,
-                "outcome": "error",
-                "exit_code": 1,
-                "phase": None,
-                "failure_kind": None,
-                "reason": f"internal error ({type(exc).__name__}: {exc}); please report it",
-            }
+            return target_result(target, error_verdict(1, f"internal error ({type(exc).__name__}: {exc}); please report it"))
 
     def _finished(self, res: dict[str, Any]) -> None:
         self.results[res["target"]] = res
@@ -202,29 +196,17 @@ class Fleet:
         finally:
             stop.set()
         results = [
-            self.results.get(t) or {"target": t, "outcome": "incomplete", "exit_code": int(ExitCode.TIMEOUT), "reason": "not watched"}
+            self.results.get(t) or target_result(t, Verdict(Outcome.INCOMPLETE, int(ExitCode.TIMEOUT), None, None, "not watched"))
             for t in self.targets
         ]
-        for r in results:
-            r.setdefault("phase", None)
-            r.setdefault("failure_kind", None)
         outcome, code, reason = aggregate(results, self.base.min_ready)
         if interrupted is not None:
-            outcome, code = "interrupted", int(interrupted)
+            outcome, code = Outcome.INTERRUPTED, int(interrupted)
         worst = next((r for r in results if r["exit_code"] == code and r["outcome"] != "ready"), None)
-        res = event(
-            "result",
-            self.t(),
-            self.epoch0,
-            outcome=outcome,
-            exit_code=code,
-            phase=worst["phase"] if worst else "ready",
-            failure_kind=worst["failure_kind"] if worst else None,
-            reason=reason + (f"; first of the worst: {worst['target']}: {str(worst['reason'])[:200]}" if worst else ""),
-            phases=[],
-            schema=1,
-            targets=results,
-        )
+        phase = worst["phase"] if worst else "ready"
+        why = reason + (f"; first of the worst: {worst['target']}: {str(worst['reason'])[:200]}" if worst else "")
+        v = Verdict(outcome, code, phase, worst["failure_kind"] if worst else None, why)
+        res = result_line(v, self.t(), self.epoch0, targets=results)
         with self.lock:
             for s in self.sinks:
                 s.emit(res)

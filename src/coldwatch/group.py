@@ -20,9 +20,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from coldwatch.exitcodes import ExitCode
-from coldwatch.judge import Judge, Verdict
+from coldwatch.judge import Judge, NodeStatus
 from coldwatch.phases import PHASES
 from coldwatch.ranks import RankState, summary
+from coldwatch.verdict import Outcome, Verdict
 
 GROUP_GRACE = 0.6
 """Seconds after the first node's fatal line to wait for another node's root cause (the nodes' logs
@@ -41,9 +42,9 @@ class NodeView:
     """Why the node cannot be seen (unreachable), or None."""
 
 
-def ranks(j: Judge) -> str:
+def ranks(j: Judge | NodeStatus) -> str:
     """The rank tags a node's log showed, compactly: 'TP8-TP15', 'TP0', '' when untagged."""
-    tags = [r for r in j.state.rank_phase if r]
+    tags = list((j if isinstance(j, NodeStatus) else j.status()).rank_tags)
     if not tags:
         return ""
     nums = []
@@ -58,9 +59,8 @@ def ranks(j: Judge) -> str:
     return f"{prefix}{lo}" if lo == hi else f"{prefix}{lo}-{prefix}{hi}"
 
 
-def phase_of(j: Judge) -> str:
-    st = j.state
-    return st.last_phase() or st.phase
+def phase_of(j: Judge | NodeStatus) -> str:
+    return (j if isinstance(j, NodeStatus) else j.status()).shown_phase
 
 
 def _where(n: NodeView) -> str:
@@ -68,26 +68,19 @@ def _where(n: NodeView) -> str:
     return f"{n.name} ({r})" if r else n.name
 
 
-def _failed_at(j: Judge) -> float:
-    if j.failed_at is not None:
-        return j.failed_at
-    if j.death is not None:
-        return j.death[0]
-    return j.now
-
-
-def _progress(j: Judge) -> str:
-    span = j.state.spans.get(j.state.phase)
-    if span is not None and span.total:
-        return f" at {100 * (span.done or 0) // span.total} %"
+def _progress(s: NodeStatus) -> str:
+    if s.progress is not None:
+        done, total = s.progress
+        return f" at {100 * done // total} %"
     return ""
 
 
-def _liveness(j: Judge, t: float) -> str:
-    if not j.evidence:
+def _liveness(s: NodeStatus, t: float) -> str:
+    last = s.last_alive
+    if last is None:
         return "no liveness evidence yet"
-    kind, last = max(j.evidence.items(), key=lambda kv: kv[1])
-    return f"last liveness {kind} {t - last:.0f}s ago"
+    kind, at = last
+    return f"last liveness {kind} {t - at:.0f}s ago"
 
 
 class GroupJudge:
@@ -108,36 +101,38 @@ class GroupJudge:
         for n in self.nodes:
             n.judge.tick(t)
         head = self.head
-        if head.judge.verdict is not None and head.judge.verdict.outcome == "unreachable":
-            self.verdict = head.judge.verdict
+        now = {id(n): n.judge.status() for n in self.nodes}
+        hv = now[id(head)].verdict
+        if hv is not None and hv.outcome == Outcome.UNREACHABLE:
+            self.verdict = hv
             return self.verdict
-        failed = [n for n in self.nodes if n.judge.verdict is not None and n.judge.verdict.outcome == "failed"]
+        failed = [n for n in self.nodes if _outcome(now[id(n)]) == Outcome.FAILED]
         if failed:
-            first = min(_failed_at(n.judge) for n in failed)
-            if t - first >= GROUP_GRACE or all(n.judge.verdict is not None for n in self.nodes if n.blind is None):
+            first = min(now[id(n)].failing_since for n in failed)
+            if t - first >= GROUP_GRACE or all(now[id(n)].verdict is not None for n in self.nodes if n.blind is None):
                 self.verdict = self._failed(failed)
                 return self.verdict
             return None
         # the start stops moving when no node shows life: a node idle in a barrier while another works
         # is waiting, not stalled
         seen = [n for n in self.nodes if n.blind is None]
-        if seen and all(n.judge.verdict is not None and n.judge.verdict.outcome == "stalled" for n in seen):
+        if seen and all(_outcome(now[id(n)]) == Outcome.STALLED for n in seen):
             self.verdict = self._stalled(t)
             return self.verdict
-        hv = head.judge.verdict
-        if hv is not None and hv.outcome == "ready":
-            dying = [n for n in self.nodes if not n.head and (n.judge.failed_at is not None or n.judge.death is not None)]
+        if hv is not None and hv.outcome == Outcome.READY:
+            dying = [n for n in self.nodes if not n.head and now[id(n)].dying]
             if not dying:
                 self.verdict = hv
                 return self.verdict
         if self.timeout and t >= self.timeout:
             slow = self._laggard()
+            ss = slow.judge.status()
             self.verdict = Verdict(
-                "timeout",
+                Outcome.TIMEOUT,
                 ExitCode.TIMEOUT,
-                phase_of(slow.judge),
+                ss.shown_phase,
                 None,
-                f"not ready after {self.timeout:g}s; slowest node {_where(slow)} in {phase_of(slow.judge)}{_progress(slow.judge)}",
+                f"not ready after {self.timeout:g}s; slowest node {_where(slow)} in {ss.shown_phase}{_progress(ss)}",
             )
         if self.verdict is not None and self.verdict.outcome == "timeout" and self.rank_states():
             self.verdict = dataclasses.replace(
@@ -147,74 +142,97 @@ class GroupJudge:
 
     def _failed(self, failed: list[NodeView]) -> Verdict:
         def key(n: NodeView) -> tuple[int, float]:
-            v = n.judge.verdict
-            assert v is not None
-            return (ROOT_KINDS.get(v.failure_kind or "other", 3), _failed_at(n.judge))
+            s = n.judge.status()
+            assert s.verdict is not None
+            return (ROOT_KINDS.get(s.verdict.failure_kind or "other", 3), s.failing_since)
 
         root = min(failed, key=key)
-        v = root.judge.verdict
+        v = root.judge.status().verdict
         assert v is not None
         others = [n.name for n in failed if n is not root]
         also = f" (also failed: {', '.join(others)})" if others else ""
-        return Verdict("failed", ExitCode.FAILED, v.phase, v.failure_kind, f"node {_where(root)}: {v.reason}{also}")
+        return Verdict(Outcome.FAILED, ExitCode.FAILED, v.phase, v.failure_kind, f"node {_where(root)}: {v.reason}{also}")
 
     def _laggard(self) -> NodeView:
         """The node holding the others up: one stuck part-way through a progress bar first, then the
         one in the earliest phase, then the one whose last sign of life is oldest."""
         seen = [n for n in self.nodes if n.blind is None] or self.nodes
 
-        def stuck(n: NodeView) -> bool:
-            span = n.judge.state.spans.get(n.judge.state.phase)
-            return span is not None and bool(span.total) and (span.done or 0) < (span.total or 0)
-
         def key(n: NodeView) -> tuple[int, int, float]:
-            ph = phase_of(n.judge)
-            return (0 if stuck(n) else 1, PHASES.index(ph) if ph in PHASES else 0, max(n.judge.evidence.values(), default=0.0))
+            s = n.judge.status()
+            ph = s.shown_phase
+            last = s.last_alive
+            return (0 if s.stuck else 1, PHASES.index(ph) if ph in PHASES else 0, last[1] if last is not None else 0.0)
 
         return min(seen, key=key)
 
     def _stalled(self, t: float) -> Verdict:
         lag = self._laggard()
-        lj = lag.judge
+        ls = lag.judge.status()
         rest = "; ".join(
-            f"{_where(n)} {'waiting ' if phase_of(n.judge) != 'ready' else ''}in {phase_of(n.judge)}{_progress(n.judge)}"
-            for n in self.nodes
+            f"{_where(n)} {'waiting ' if s.shown_phase != 'ready' else ''}in {s.shown_phase}{_progress(s)}"
+            for n, s in ((n, n.judge.status()) for n in self.nodes)
             if n is not lag
         )
-        reason = f"{_where(lag)} in {phase_of(lj)}{_progress(lj)}, {_liveness(lj, t)}" + (f"; {rest}" if rest else "")
+        reason = f"{_where(lag)} in {ls.shown_phase}{_progress(ls)}, {_liveness(ls, t)}" + (f"; {rest}" if rest else "")
         states = self.rank_states()
         if states:  # the ranks' stacks name the culprit, whatever the phases say
             reason = f"{summary(states, with_nodes=True)}; {reason}"
-        return Verdict("stalled", ExitCode.STALLED, lj.state.last_phase(), None, reason)
+        return Verdict(Outcome.STALLED, ExitCode.STALLED, ls.last_phase, None, reason)
 
     def rank_states(self) -> list[RankState]:
         """Every node's ranks as their last stack sample saw them, with what each log says."""
-        return [s for n in self.nodes for s in n.judge.ranks.annotated(n.judge.state)]
+        return [s for n in self.nodes for s in n.judge.status().ranks]
 
     def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         if self.verdict is None:
             self.verdict = self.head.judge.unfinished(outcome, code, why, t)
         return self.verdict
 
+    def blind(self, name: str, why: str) -> None:
+        """A node lost for good: judged on the others from now on."""
+        for n in self.nodes:
+            if n.name == name:
+                n.blind = why
+
     def rows(self, t: float) -> list[dict[str, object]]:
         """One row per node for the panel."""
         out: list[dict[str, object]] = []
         for n in self.nodes:
-            j = n.judge
-            span = j.state.spans.get(j.state.phase)
-            gpus = j.last_gpu
-            used = sum(g.used_mib or 0 for g in gpus)
-            total = sum(g.total_mib or 0 for g in gpus)
-            last = max(j.evidence.values(), default=None)
+            s = n.judge.status()
+            last = s.last_alive
             out.append(
                 {
                     "name": n.name + (" (head)" if n.head else "") + (" BLIND" if n.blind else ""),
                     "kind": "nodes",
-                    "phase": phase_of(j),
-                    "progress": (span.done or 0, span.total) if span is not None and span.total else None,
-                    "gpu_mem": (used, total) if total else None,
-                    "age": round(t - last, 1) if last is not None else None,
-                    "verdict": j.verdict.outcome if j.verdict is not None else None,
+                    "phase": s.shown_phase,
+                    "progress": s.progress,
+                    "gpu_mem": s.gpu_mem,
+                    "age": round(t - last[1], 1) if last is not None else None,
+                    "verdict": s.verdict.outcome if s.verdict is not None else None,
                 }
             )
         return out
+
+    def node_results(self) -> list[dict[str, object]]:
+        """The result line's ``nodes``: each node's own verdict (pending, or unreachable when blind)."""
+        out: list[dict[str, object]] = []
+        for n in self.nodes:
+            s = n.judge.status()
+            nv = s.verdict
+            out.append(
+                {
+                    "node": n.name,
+                    "head": n.head,
+                    "ranks": ranks(s),
+                    "phase": s.shown_phase,
+                    "outcome": nv.outcome if nv is not None else ("unreachable" if n.blind else "pending"),
+                    "failure_kind": nv.failure_kind if nv is not None else None,
+                    "reason": (nv.reason if nv is not None else n.blind or "")[:300],
+                }
+            )
+        return out
+
+
+def _outcome(s: NodeStatus) -> str | None:
+    return s.verdict.outcome if s.verdict is not None else None

@@ -14,14 +14,46 @@ from typing import Any
 
 from coldwatch import bandwidth, eta
 from coldwatch.events import event, from_signal
-from coldwatch.evidence import HttpState, SupervisorState
+from coldwatch.evidence import (
+    Action,
+    CheckResult,
+    ConnectionLost,
+    GpuReading,
+    GpuSample,
+    HttpState,
+    LogEnded,
+    LogLine,
+    NodeLost,
+    ProbeFailed,
+    ProbeFast,
+    ProbeNow,
+    ProbeWarning,
+    ProcFailed,
+    ProcReading,
+    ProcSample,
+    ProcUnavailable,
+    Reading,
+    ReadingsDropped,
+    Reconnected,
+    Rescope,
+    SamplerOff,
+    SampleStacks,
+    ServedAt,
+    StackSample,
+    SupervisorReading,
+    SupervisorState,
+    WatchPid,
+)
 from coldwatch.exitcodes import ExitCode
-from coldwatch.normalise import LogLine
-from coldwatch.phases import Classifier, RuleSet, Signal, Span, State
-from coldwatch.probes.parse import COMPILERS, GpuSample, ProcSample
-from coldwatch.ranks import RankWatch, StackSample
+from coldwatch.phases import Classifier, RuleSet, Signal, State
+from coldwatch.probes.parse import COMPILERS
+from coldwatch.ranks import RankState, RankWatch
+from coldwatch.verdict import Outcome, Verdict, result_line
 
-SCHEMA = 1
+__all__ = ["DEATH_GRACE", "FAIL_GRACE", "FAST_FOR", "RESTART_WAIT", "Judge", "NodeStatus", "Policy", "Verdict"]
+"""The judge's public face: feed it through ``observe`` (and ``tick``), read it through ``status()``,
+``snapshot()`` and ``result()``; its other attributes are its own."""
+
 FAIL_GRACE = 0.4
 """Seconds to keep reading after a fatal line, so the traceback's root error is the cause."""
 DEATH_GRACE = 1.5
@@ -50,19 +82,8 @@ SERVER_NAMES = (
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """How a cold start ended, as the contract's result line names it."""
-
-    outcome: str  # ready | failed | stalled | unreachable | timeout | incomplete | interrupted
-    exit_code: int
-    phase: str | None
-    failure_kind: str | None
-    reason: str
-
-
-@dataclass(slots=True)
 class Policy:
-    """The rules' parameters for one watch."""
+    """The rules' parameters for one watch. Frozen: a driver builds a new one (``dataclasses.replace``)."""
 
     timeout: float = 0.0
     """Deadline in seconds; 0 = none."""
@@ -90,25 +111,57 @@ class Policy:
     """Read the model and TP from the log's launch banner (wait: the ETA's fallback, the history record)."""
 
 
-def result(v: Verdict, t: float | None, epoch0: float | None, spans: list[Span], **extra: Any) -> dict[str, Any]:
-    """The verdict's JSON form: the last line of every run."""
-    return event(
-        "result",
-        t,
-        epoch0,
-        outcome=v.outcome,
-        exit_code=int(v.exit_code),
-        phase=v.phase,
-        failure_kind=v.failure_kind,
-        reason=v.reason[:500],
-        phases=[{"phase": s.phase, "start": _r(s.start), "end": _r(s.end)} for s in spans],
-        schema=SCHEMA,
-        **extra,
-    )
+@dataclass(frozen=True, slots=True)
+class NodeStatus:
+    """Where one node's start stands, as the group, the fleet, the panel and ``status`` read it."""
 
+    now: float
+    phase: str
+    """The classifier's current phase ("starting" before any)."""
+    last_phase: str | None
+    """The phase to report: where a failure happened, else the latest reached (None before any)."""
+    failed_at: float | None
+    """When the log's failure began (its fail grace runs from here)."""
+    died_at: float | None
+    """When the process or the unit was seen dead."""
+    evidence: tuple[tuple[str, float], ...]
+    """Liveness evidence: (kind, last seen), newest first."""
+    progress: tuple[int, int] | None
+    """(done, total) of the current phase's bar, when it has one."""
+    gpu_mem: tuple[int, int] | None
+    """(used, total) MiB over the node's GPUs, when sampled."""
+    rank_tags: tuple[str, ...]
+    """The rank tags the log showed (TP0, TP8 ...)."""
+    verdict: Verdict | None
+    ranks: tuple[RankState, ...] = ()
+    """Each rank's state as the last stack sample saw it, with what the log says (ranks.py)."""
 
-def _r(x: float | None) -> float | None:
-    return round(x, 3) if x is not None else None
+    @property
+    def shown_phase(self) -> str:
+        """The phase a table shows: the reported phase, else the current one."""
+        return self.last_phase or self.phase
+
+    @property
+    def dying(self) -> bool:
+        """A failure or a death is pending its grace."""
+        return self.failed_at is not None or self.died_at is not None
+
+    @property
+    def failing_since(self) -> float:
+        """When the node began to fail (the failure, else the death, else now)."""
+        if self.failed_at is not None:
+            return self.failed_at
+        return self.died_at if self.died_at is not None else self.now
+
+    @property
+    def last_alive(self) -> tuple[str, float] | None:
+        """The newest liveness evidence as (kind, t)."""
+        return self.evidence[0] if self.evidence else None
+
+    @property
+    def stuck(self) -> bool:
+        """Part-way through the current phase's progress bar."""
+        return self.progress is not None and self.progress[0] < self.progress[1]
 
 
 class Judge:
@@ -133,6 +186,8 @@ class Judge:
         self.http_state: HttpState | None = None
         self.model: str | None = None
         self.pid: int | None = policy.pid
+        self.port: int | None = policy.port
+        """The probed port when the host can see who holds it (``ServedAt`` moves it)."""
         self.last_gpu: list[GpuSample] = []
         self.last_proc: ProcSample | None = None
         self.proc_t = 0.0
@@ -140,11 +195,7 @@ class Judge:
         self.proc_off = False
         self.foreign: tuple[int, str] | None = None
         self.held = False
-        self.fast_until = -1.0
-        self.probe_now = False
-        """A probe is wanted at once (the log said ready; a held answer may count now)."""
-        self.rescope: SupervisorState | None = None
-        """A new start whose log the driver must follow (taken and cleared by the driver)."""
+        self._actions: list[Action] = []
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
         self.bw = bandwidth.Tracker()
@@ -176,6 +227,73 @@ class Judge:
         if self.verdict is None:
             self.verdict = v
         return self.verdict
+
+    # ---- readings in, actions out --------------------------------------------------------
+    def observe(self, r: Reading, t: float) -> list[Action]:
+        """One reading at ``t``; what the node's probe should do now (probe, rescope, ...)."""
+        if isinstance(r, LogLine):
+            self.line(r, t)
+        elif isinstance(r, HttpState):
+            self.http(r, t)
+        elif isinstance(r, GpuReading):
+            if r.problem:
+                self.warn("gpu" if r.samples is None else "gpu_parse", r.problem, t)
+            if r.samples:
+                self.gpu(list(r.samples), t)
+        elif isinstance(r, SupervisorReading):
+            self.supervisor(r.state, t, r.initial)
+        elif isinstance(r, ProcReading):
+            self.proc(r.pid, r.sample, t)
+        else:
+            self._note(r, t)
+        return self.actions()
+
+    def _note(self, r: Reading, t: float) -> None:
+        """The readings that only warn or change the judge's view of the probe."""
+        if isinstance(r, ProcFailed):
+            self.warn("proc", f"process sampling failed on the host: {r.detail[:160]}", t)
+        elif isinstance(r, ProcUnavailable):
+            self.proc_unavailable(r.detail, t)
+        elif isinstance(r, SamplerOff):
+            self.warn(
+                "sampler", f"the streaming sampler did not start on the host (python3?, status {r.status}); one command per sample", t
+            )
+        elif isinstance(r, LogEnded):
+            self._log_end(r, t)
+        elif isinstance(r, ConnectionLost):
+            self.emit("warning", t, message=f"{r.where}SSH connection lost ({r.why}); reconnecting for up to {r.retry_for:g}s")
+        elif isinstance(r, Reconnected):
+            self.emit("warning", t, message=f"{r.where}SSH reconnected after a {r.gap:.1f}s gap; log resumed {r.how}")
+        elif isinstance(r, NodeLost):
+            self.warn("blind", r.message + "; the start is judged on the other nodes", t)
+        elif isinstance(r, ProbeFailed):
+            self.warn(r.probe, f"probe error: {r.probe}: {r.detail}", t)
+        elif isinstance(r, ProbeWarning):
+            self.warn(r.key, r.message, t)
+        elif isinstance(r, ReadingsDropped):
+            self.emit("warning", t, message=f"{r.count} reading(s) dropped so far: the judging queue was full")
+        elif isinstance(r, ServedAt):
+            self.port = r.port
+        elif isinstance(r, CheckResult):
+            self.check(r.name, r.ok, r.detail, t, r.late)
+        elif isinstance(r, StackSample):
+            self._stacks(r, t)
+
+    def actions(self) -> list[Action]:
+        """The actions asked for since the last call (``observe`` returns them; a driver that
+        only ticks takes them here)."""
+        out, self._actions = self._actions, []
+        return out
+
+    def _act(self, a: Action) -> None:
+        self._actions.append(a)
+
+    def _log_end(self, r: LogEnded, t: float) -> None:
+        self.log_ended(t)
+        if r.ran_s < 2.0 and r.status not in (None, 0):
+            self.warn("log_end", f"log command exited with status {r.status}; watching without the log", t)
+        elif self.c.state.outcome != "failed":
+            self.warn("log_end", "the log stream ended", t)
 
     # ---- evidence ----------------------------------------------------------------------
     def line(self, line: LogLine, t: float | None = None) -> None:
@@ -226,12 +344,12 @@ class Judge:
         elif kind == "start":
             return
         if kind == "ready" or (kind == "phase" and sig.data.get("phase") == "warmup"):
-            self.fast_until = t + FAST_FOR
+            self._act(ProbeFast(t + FAST_FOR))
         if kind == "ready" and sig.data.get("source") == "log":
             if self.p.confirm == "log":
-                self._decide(Verdict("ready", ExitCode.READY, "ready", None, sig.data.get("evidence", "")))
+                self._decide(Verdict(Outcome.READY, ExitCode.READY, "ready", None, sig.data.get("evidence", "")))
             else:
-                self.probe_now = True
+                self._act(ProbeNow())
         ev = from_signal(sig, self.epoch0)
         if ev is not None:
             if ev["event"] == "progress":
@@ -264,8 +382,9 @@ class Judge:
             return
         prev = self.svc
         self.svc = st
-        if st.main_pid and self.p.pid is None:
+        if st.main_pid and self.p.pid is None and st.main_pid != self.pid:
             self.pid = st.main_pid
+            self._act(WatchPid(st.main_pid))
         if st.not_found and initial:
             self.warn("unit", f"unit {self.p.unit} is not loaded on the host", t)
         if self.base_restarts is None:
@@ -299,7 +418,7 @@ class Judge:
         self.read0 = None
         self.etas.bars.clear()
         if st is not None:
-            self.rescope = st
+            self._act(Rescope(st))
 
     def proc(self, pid: int, sample: ProcSample, t: float) -> None:
         """One sample of the server's process tree: liveness, load progress, compilers, the port's holder."""
@@ -369,19 +488,19 @@ class Judge:
                 self.foreign = (sample.owner_pid, name)
                 self.warn(
                     f"foreign{sample.owner_pid}",
-                    f"port {self.p.port} is held by {name} (pid {sample.owner_pid}), not by the server (pid {pid}): "
+                    f"port {self.port} is held by {name} (pid {sample.owner_pid}), not by the server (pid {pid}): "
                     "its answers do not count as ready, and the server will fail to bind the port",
                     t,
                 )
             else:
                 self.warn(
                     f"front{sample.owner_pid}",
-                    f"port {self.p.port} is served by {name} (pid {sample.owner_pid}), outside the server's process tree; probing through it",
+                    f"port {self.port} is served by {name} (pid {sample.owner_pid}), outside the server's process tree; probing through it",
                     t,
                 )
         if self.held and self.foreign is None:
             self.held = False
-            self.probe_now = True  # an answer held back can count now: probe again at once
+            self._act(ProbeNow())  # an answer held back can count now: probe again at once
 
     def http(self, st: HttpState, t: float) -> None:
         """One rung of the HTTP ladder; a validated completion is ready unless another process answered."""
@@ -401,13 +520,13 @@ class Judge:
             self.warn(f"foreign-answer{fpid}", f"the URL answered a completion, but from {fname} (pid {fpid}), not the server", t)
             self.held = True
             return
-        if self.p.port is not None and self.pid is not None and not self.proc_off and self.last_proc is None:
+        if self.port is not None and self.pid is not None and not self.proc_off and self.last_proc is None:
             self.held = True  # who holds the port is not known yet; the first process sample comes at once
             return
         if self.verdict is None:
             for sig in self.c.note_ready(t, f"HTTP: {st.detail} (model {st.model})"):
                 self._signal(sig, t)
-            self._decide(Verdict("ready", ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})"))
+            self._decide(Verdict(Outcome.READY, ExitCode.READY, "ready", None, f"/v1/completions answered (model {st.model})"))
 
     def check(self, name: str, ok: bool, detail: str, t: float, late: bool = False) -> None:
         """A post-ready functional check: a failed one turns a ready start into a failed one; one not
@@ -416,9 +535,9 @@ class Judge:
         if ok or self.verdict is None or self.verdict.outcome != "ready":
             return
         if late:
-            self.verdict = self.unfinished("timeout", ExitCode.TIMEOUT, f"--check {name} not answered by the deadline", t)
+            self.verdict = self.unfinished(Outcome.TIMEOUT, ExitCode.TIMEOUT, f"--check {name} not answered by the deadline", t)
         else:
-            self.verdict = Verdict("failed", ExitCode.FAILED, "ready", "other", detail)
+            self.verdict = Verdict(Outcome.FAILED, ExitCode.FAILED, "ready", "other", detail)
 
     # ---- the passage of time -------------------------------------------------------------
     def tick(self, t: float) -> Verdict | None:
@@ -434,7 +553,7 @@ class Judge:
         if self.restarts > self.p.max_restarts:
             return self._decide(
                 Verdict(
-                    "failed",
+                    Outcome.FAILED,
                     ExitCode.FAILED,
                     st.last_phase(),
                     st.failure.kind if st.failure else "exited",
@@ -446,9 +565,12 @@ class Judge:
             if since >= self.p.death_grace and not self._restart_pending(since):
                 return self._decide(self._died(t))
         if self.p.timeout and t >= self.p.timeout:
-            return self._decide(self.unfinished("timeout", ExitCode.TIMEOUT, f"not ready after {self.p.timeout:g}s", t))
+            return self._decide(self.unfinished(Outcome.TIMEOUT, ExitCode.TIMEOUT, f"not ready after {self.p.timeout:g}s", t))
         self._check_slow(st.phase, t)
         self._eta_event(t)
+        if self.pid is not None and self.ranks.due(t, self.evidence, self.p.stall_after):
+            self.ranks.pending = True  # no progress for a while: where are the ranks?
+            self._act(SampleStacks("no progress"))
         if self.p.stall_after:
             budget = max(self.p.stall_after, SLOW_FACTOR * self.p.baseline.get(st.phase, 0.0))
             last = self.ranks.last_life(self.evidence)
@@ -457,7 +579,7 @@ class Judge:
                 msg = f"no liveness evidence for {t - last:.0f}s (budget {budget:.0f}s) in {st.phase}; last: {ages or 'none ever'}"
                 msg, extra = self.ranks.stall_words(msg, st, t, self.evidence, budget)
                 self.emit("stall", t, message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()}, **extra)
-                return self._decide(Verdict("stalled", ExitCode.STALLED, st.last_phase(), None, msg))
+                return self._decide(Verdict(Outcome.STALLED, ExitCode.STALLED, st.last_phase(), None, msg))
         return None
 
     def _restart_pending(self, since: float) -> bool:
@@ -476,7 +598,7 @@ class Judge:
         if st.outcome == "ready":
             # the log said ready, but the server died before a completion proved it
             return Verdict(
-                "failed", ExitCode.FAILED, "warmup", kind, f"{reason}, after its log said ready and before a completion was served"
+                Outcome.FAILED, ExitCode.FAILED, "warmup", kind, f"{reason}, after its log said ready and before a completion was served"
             )
         for sig in self.c.note_death(t, kind, reason):
             self._signal(sig, t)
@@ -486,8 +608,8 @@ class Judge:
         st = self.c.state
         f = st.failure
         if f is None:
-            return Verdict("failed", ExitCode.FAILED, st.last_phase(), "exited", "the server stopped with no cause in the log")
-        return Verdict("failed", ExitCode.FAILED, st.last_phase(), f.kind, f.cause)
+            return Verdict(Outcome.FAILED, ExitCode.FAILED, st.last_phase(), "exited", "the server stopped with no cause in the log")
+        return Verdict(Outcome.FAILED, ExitCode.FAILED, st.last_phase(), f.kind, f.cause)
 
     def unfinished(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         """A verdict for a watch that ended before the start did (deadline, interrupt, unreachable)."""
@@ -520,12 +642,12 @@ class Judge:
             return v
         st = self.c.state
         if st.outcome == "ready" and self.p.confirm == "log":
-            return self._decide(Verdict("ready", ExitCode.READY, "ready", None, st.ready_evidence))
+            return self._decide(Verdict(Outcome.READY, ExitCode.READY, "ready", None, st.ready_evidence))
         if st.outcome == "failed":
             return self._decide(self._failed())
         phase = st.last_phase()
         where = f"in {phase}" if phase else "before any start-up phase"
-        return self._decide(Verdict("incomplete", ExitCode.TIMEOUT, phase, None, f"log ended {where} without ready or a failure"))
+        return self._decide(Verdict(Outcome.INCOMPLETE, ExitCode.TIMEOUT, phase, None, f"log ended {where} without ready or a failure"))
 
     def _check_slow(self, phase: str, t: float) -> None:
         med = self.p.baseline.get(phase)
@@ -558,9 +680,9 @@ class Judge:
         v = self.verdict or self.finish(t)
         st = self.c.state
         v, more = self.ranks.verdict_words(v, st)
-        return result(v, t, self.epoch0, st.timeline(), **more, **extra)
+        return result_line(v, t, self.epoch0, st.timeline(), **more, **extra)
 
-    def stacks(self, sample: StackSample, t: float) -> None:
+    def _stacks(self, sample: StackSample, t: float) -> None:
         """One stack sample of the server's processes (probes/stacks.py)."""
         self.now = t
         for key, message in self.ranks.observe(sample, t, self.pid, self.evidence):
@@ -568,15 +690,40 @@ class Judge:
         if self.ranks.states:  # the panel's rank lines
             self._events.append({"event": "_ranks", "t": round(t, 3), "ranks": [r.as_dict() for r in self.ranks.annotated(self.state)]})
 
+    def status(self) -> NodeStatus:
+        """A frozen view of where the start stands."""
+        st = self.c.state
+        span = st.spans.get(st.phase)
+        used = sum(g.used_mib or 0 for g in self.last_gpu)
+        total = sum(g.total_mib or 0 for g in self.last_gpu)
+        return NodeStatus(
+            now=self.now,
+            phase=st.phase,
+            last_phase=st.last_phase(),
+            failed_at=self.failed_at,
+            died_at=self.death[0] if self.death is not None else None,
+            evidence=tuple(sorted(self.evidence.items(), key=lambda kv: -kv[1])),
+            progress=(span.done or 0, span.total) if span is not None and span.total else None,
+            gpu_mem=(used, total) if total else None,
+            rank_tags=tuple(r for r in st.rank_phase if r),
+            verdict=self.verdict,
+            ranks=tuple(self.ranks.annotated(st)),
+        )
+
+    def settle(self, t: float) -> Verdict | None:
+        """One look (``status``): the verdict the time-bound rules give if the evidence stays as it
+        is through the fail and death graces; None while the start may still go on (a restart is
+        pending, or nothing has decided it)."""
+        return self.tick(t + max(self.p.fail_grace, self.p.death_grace))
+
     def snapshot(self) -> dict[str, Any]:
-        """Where the start stands now, for ``status``: no verdict is forced."""
+        """Where the start stands now, for ``status``: the verdict's outcome once there is one."""
         st = self.c.state
         f = st.failure
         svc = self.svc
         h = self.http_state
-        outcome = "ready" if self.verdict is not None and self.verdict.outcome == "ready" else st.outcome
-        if self.death is not None and outcome != "ready":
-            outcome = "failed"
+        pending = "ready" if st.outcome == "ready" else "pending"
+        outcome = str(self.verdict.outcome) if self.verdict is not None else pending
         return {
             "phase": st.last_phase() or st.phase,
             "outcome": outcome,

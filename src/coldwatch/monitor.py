@@ -1,55 +1,38 @@
-"""The `wait` driver: threads gather evidence from one host into one queue; the judge decides;
-sinks render. The monitor keeps only threads, the queue and reconnects."""
+"""The `wait` driver: each node's probe gathers typed readings into one queue; the judges decide;
+sinks render. The monitor keeps only the queue, the judging loop and the result."""
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import queue
-import threading
 import time
-import urllib.parse
-import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from coldwatch import history
 from coldwatch.checks import run_check
-from coldwatch.errors import ConfigError, Terminated, UnreachableError
+from coldwatch.errors import Terminated, UnreachableError
+from coldwatch.evidence import CheckResult, NodeLost, Reading, ReadingsDropped
 from coldwatch.exitcodes import ExitCode
-from coldwatch.group import GroupJudge, NodeView, phase_of, ranks
-from coldwatch.hosts.base import Host, RunResult, q
-from coldwatch.http import Ladder, make_client
-from coldwatch.judge import Judge, Policy, Verdict, result
-from coldwatch.normalise import Normaliser, split_records
+from coldwatch.group import GroupJudge, NodeView
+from coldwatch.hosts.base import Host
+from coldwatch.http import make_client
+from coldwatch.judge import Judge, Policy
 from coldwatch.phases import load_rules
-from coldwatch.probes.log import LogSource
-from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample, proc_from_dict
-from coldwatch.probes.sampler import parse_record, sampler_command
-from coldwatch.probes.stacks import take as take_stacks
+from coldwatch.probes.node import NVIDIA_SMI, NodeProbe, local_port
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
-from coldwatch.supervisors import Supervisor, server_url, supervisor_for
+from coldwatch.verdict import Outcome, Verdict, result_line
 
-NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
-PING_EVERY = 5.0
-PING_TIMEOUT = 10.0
-"""A connection whose server does not answer a keepalive within this many seconds is hung."""
-FAST_PROBE = 0.2
-"""Once the log says the server is about to listen (warm-up) or ready, a refused port is probed this
-often: the log line can come a moment before the bind (vLLM logs "Application startup complete" as
-uvicorn starts), and a refused connect costs one channel-open round trip."""
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::")
+__all__ = ["NVIDIA_SMI", "Monitor", "local_port", "policy_for", "status_policy"]
 
-
-def local_port(url: str) -> int | None:
-    """The probed port when the URL points at the host itself (what the sampler can see), else None."""
-    try:
-        u = urllib.parse.urlsplit(url)
-        if (u.hostname or "") not in LOOPBACK:
-            return None
-        return u.port or (443 if u.scheme == "https" else 80)
-    except ValueError:
-        return None
+QUEUE_MAX = 10000
+PUT_WAIT = 1.0
+"""A probe thread waits this long for room in a full queue; then the reading is dropped (counted,
+and reported as a warning)."""
+IDLE = 0.2
+"""With no reading for this long, the judging loop ticks anyway (deadlines, graces, the panel)."""
 
 
 def policy_for(settings: Settings, baseline: dict[str, float], records: list[dict[str, Any]] | None = None) -> Policy:
@@ -70,26 +53,36 @@ def policy_for(settings: Settings, baseline: dict[str, float], records: list[dic
     )
 
 
+def status_policy(settings: Settings) -> Policy:
+    """The judge's parameters for one snapshot (``status``): wait's, without deadline or stall
+    budget (no time passes) and without the panel's log tail."""
+    return dataclasses.replace(policy_for(settings, {}), stall_after=0.0, timeout=0.0, tail=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cancel:
+    """Another thread ends the watch (a fleet's --fail-fast)."""
+
+    why: str
+
+
 class Node:
-    """One host of the watched server: its connection, supervisor, judge, log and sampler state.
+    """One host of the watched server: its probe (None when it could not be reached) and its judge.
     A single-host watch has one node (the head); a multi-node server adds its workers."""
 
-    def __init__(self, name: str, settings: Settings, host: Host | None, judge: Judge, head: bool, blind: str | None = None) -> None:
+    def __init__(self, name: str, settings: Settings, probe: NodeProbe | None, judge: Judge, head: bool, blind: str | None = None) -> None:
         self.name = name
         self.s = settings
-        self.host = host
+        self.probe = probe
         self.judge = judge
         self.head = head
         self.blind = blind
-        self.supervisor: Supervisor = supervisor_for(settings.unit, settings.log_cmd, settings.pid, settings.container, settings.runtime)
-        self.gen = 0  # bumps on a restart: stale log lines are dropped
-        self.log_seq = 0
-        self.sampler_seq = 0
-        self.svc_known = False
-        self.streaming = True  # the streaming sampler runs (else the per-sample threads)
-        self.followers: list[Any] = []
-        self.reconnects = 0
-        self.log = LogSource(settings.log_cmd, settings.unit, None, self.supervisor)
+        self.dropped = 0
+        self.dropped_told = 0
+
+    @property
+    def host(self) -> Host | None:
+        return self.probe.host if self.probe is not None else None
 
 
 class Monitor:
@@ -101,37 +94,51 @@ class Monitor:
         now: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         workers: list[tuple[str, Settings, Host | None, str | None]] | None = None,
+        idle: float = IDLE,
     ) -> None:
         """``workers``: the other nodes of a multi-node server as (name, settings, host or None,
-        why it could not be reached)."""
+        why it could not be reached). ``now``/``wall``: the watch's clocks (a fake one in tests)."""
         self.s = settings
         self.sinks = sinks
         self.now = now
+        self.idle = idle
         self.t0 = now()
         self.epoch0 = wall()
         self.multi = bool(workers)
         recs = history.load()
         baseline = history.baseline(settings.target_name(), records=recs)
-        head_name = settings.host or "localhost"
-        self.nodes = [Node(head_name, settings, host, self._judge(settings, baseline, http=True, records=recs), head=True)]
+        self.q: queue.Queue[tuple[int, Reading | _Cancel, int]] = queue.Queue(maxsize=QUEUE_MAX)
+        self.nodes: list[Node] = []
+        self._add(settings.host or "localhost", settings, host, None, self._judge(settings, baseline, http=True, records=recs), head=True)
         for name, ws, wh, why in workers or []:
-            self.nodes.append(Node(name, ws, wh, self._judge(ws, {}, http=False), head=False, blind=why))
+            self._add(name, ws, wh, why, self._judge(ws, {}, http=False), head=False)
         self.group = GroupJudge([NodeView(n.name, n.judge, n.head, n.blind) for n in self.nodes], settings.timeout) if self.multi else None
-        self.q: queue.Queue[tuple[int, str, Any, int]] = queue.Queue(maxsize=10000)
-        self.stop = threading.Event()
-        self.trigger = threading.Event()
-        self.threads: list[threading.Thread] = []
         self.client = make_client(host, verify=not settings.insecure, timeout=max(5.0, settings.interval * 2))
-        self.ladder = Ladder(self.client, settings.url, settings.model, settings.api_key)
         self._rows_at = -1.0
+
+    def _add(self, name: str, s: Settings, host: Host | None, blind: str | None, judge: Judge, head: bool) -> None:
+        i = len(self.nodes)
+        probe = None
+        if host is not None and blind is None:
+            probe = NodeProbe(
+                name,
+                s,
+                host,
+                lambda r, gen: self.put(i, r, gen),
+                self.t,
+                http=head,
+                tag=f"-{name}" if self.multi else "",
+                where=f"node {name}: " if self.multi else "",
+            )
+        judge.ranks.node = name  # the node its ranks are on, in verdicts and the result's ranks
+        self.nodes.append(Node(name, s, probe, judge, head, blind))
 
     def _judge(self, s: Settings, baseline: dict[str, float], http: bool, records: list[dict[str, Any]] | None = None) -> Judge:
         policy = policy_for(s, baseline, records)
         if self.multi:
-            policy.timeout = 0.0  # the server's deadline is the group's
+            policy = dataclasses.replace(policy, timeout=0.0)  # the server's deadline is the group's
         if not http:
-            policy.port = None
-            policy.tail = False
+            policy = dataclasses.replace(policy, port=None, tail=False)
         engine = None if s.engine == "auto" else s.engine
         return Judge(policy, load_rules(s.rules), engine, self.epoch0)
 
@@ -148,271 +155,66 @@ class Monitor:
     def verdict(self) -> Verdict | None:
         return self.group.verdict if self.group is not None else self.judge.verdict
 
+    @property
+    def probes(self) -> list[NodeProbe]:
+        return [n.probe for n in self.nodes if n.probe is not None]
+
     # ---- plumbing ----------------------------------------------------------------------
     def t(self) -> float:
         return self.now() - self.t0
 
+    def put(self, i: int, r: Reading | _Cancel, gen: int) -> None:
+        """A probe thread's reading; counted as dropped when the queue stays full."""
+        try:
+            self.q.put((i, r, gen), timeout=PUT_WAIT)
+        except queue.Full:
+            self.nodes[i].dropped += 1
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            sink.emit(ev)
+
     def flush(self) -> None:
-        """Send the judges' events to the sinks (tagged with the node when there are several); act
-        on what each judge asked for."""
-        for i, n in enumerate(self.nodes):
-            j = n.judge
-            self._stacks_due(i)
-            for ev in j.drain():
+        """Send the judges' events to the sinks (tagged with the node when there are several)."""
+        for n in self.nodes:
+            if n.dropped > n.dropped_told:
+                n.dropped_told = n.dropped
+                self.apply(n, n.judge.observe(ReadingsDropped(n.dropped), self.t()))
+            for ev in n.judge.drain():
                 if self.multi:
                     ev["node"] = n.name
-                for sink in self.sinks:
-                    sink.emit(ev)
-            if j.probe_now:
-                j.probe_now = False
-                if n.head:
-                    self.trigger.set()
-            if j.rescope is not None:
-                svc, j.rescope = j.rescope, None
-                if n.head:
-                    self.resolve_url(initial=False)
-                if not n.s.log_cmd:  # a --log-cmd stream (docker logs -f) simply goes on
-                    n.gen += 1
-                    for f in n.followers:
-                        f.close()
-                    n.log.rescope(svc)
-                    gen = n.gen
-                    self.spawn(f"log{gen}", lambda i=i, gen=gen: self._log_thread(i, gen))  # type: ignore[misc]
+                self.emit(ev)
         if self.group is not None and self.t() - self._rows_at >= 1.0:
             self._rows_at = self.t()
-            rows = {"event": "_rows", "t": round(self.t(), 3), "rows": self.group.rows(self.t())}
-            for sink in self.sinks:
-                sink.emit(rows)
+            self.emit({"event": "_rows", "t": round(self.t(), 3), "rows": self.group.rows(self.t())})
 
-    def put(self, i: int, kind: str, payload: Any, gen: int | None = None) -> None:
-        with contextlib.suppress(queue.Full):
-            self.q.put((i, kind, payload, self.nodes[i].gen if gen is None else gen), timeout=1.0)
-
-    def spawn(self, name: str, fn: Callable[[], None], i: int = 0) -> None:
-        def wrapped() -> None:
-            try:
-                fn()
-            except UnreachableError as exc:
-                self.put(i, "lost", str(exc))
-            except Exception as exc:  # noqa: BLE001 - a probe must never take the monitor down
-                self.put(i, "probe_error", f"{name}: {type(exc).__name__}: {exc}")
-
-        tag = f"-{self.nodes[i].name}" if self.multi else ""
-        th = threading.Thread(target=wrapped, name=f"coldwatch-{name}{tag}", daemon=True)
-        th.start()
-        self.threads.append(th)
-
-    def sleep(self, seconds: float) -> bool:
-        """Sleep unless stopping; True means keep going."""
-        return not self.stop.wait(seconds)
-
-    def remote(self, i: int, cmd: str, timeout: float, stdin: bytes | None = None) -> RunResult | None:
-        """Run on node i's host; None while the connection is down (the main loop reconnects)."""
-        host = self.nodes[i].host
-        assert host is not None
-        try:
-            r = host.run(cmd, timeout=timeout, stdin=stdin)
-        except UnreachableError as exc:
-            self.put(i, "lost", str(exc))
-            return None
-        if r.rc is None and not host.alive():
-            self.put(i, "lost", "SSH connection lost")
-            return None
-        return r
-
-    # ---- evidence threads ----------------------------------------------------------------
-    def _stacks_due(self, i: int, final: bool = False) -> None:
-        """A stack sample of node i's server when its start stops making progress (ranks.RankWatch.due),
-        in a thread of its own; ``final``: one now, waited for (a non-ready verdict's)."""
-        n = self.nodes[i]
-        j = n.judge
-        j.ranks.node = n.name
-        if n.host is None or j.pid is None or n.blind is not None or self.stop.is_set() and not final:
-            return
-        if not final and not j.ranks.due(self.t(), j.evidence, j.p.stall_after):
-            return
-        j.ranks.pending = True
-        host, pid = n.host, j.pid
-        if final:
-            with contextlib.suppress(Exception):
-                j.stacks(take_stacks(host, pid, budget=4.0), self.t())
-            return
-        self.spawn("stacks", lambda: self.put(i, "stacks", take_stacks(host, pid)), i)
-
-    def _log_thread(self, i: int, gen: int) -> None:
-        n = self.nodes[i]
-        assert n.host is not None
-        n.log_seq += 1
-        seq = n.log_seq
-        follower = n.host.follow(n.log.command())
-        n.followers.append(follower)
-        norm = Normaliser()
-        started = self.now()
-        for rec in n.log.records(follower.chunks()):
-            if self.stop.is_set():
-                break
-            for line in norm.lines(rec):
-                self.put(i, "line", line, gen)
-        if not self.stop.is_set():
-            self.put(i, "log_end", (follower.exit_status, self.now() - started, seq), gen)
-
-    def _sampler_thread(self, i: int) -> None:
-        """One long-lived channel: a JSON record per interval (GPUs, supervisor, process tree)."""
-        n = self.nodes[i]
-        assert n.host is not None
-        n.sampler_seq += 1
-        seq = n.sampler_seq
-        cmd = sampler_command(
-            n.s.interval,
-            n.s.gpu_cmd or NVIDIA_SMI,
-            n.s.gpu_cmd is not None,
-            n.supervisor.state_command() if n.svc_known else None,
-            n.s.pid,
-            n.judge.p.port,
-            n.supervisor.pid_pattern,
-        )
-        follower = n.host.follow(cmd)
-        n.followers.append(follower)
-        records = 0
-        for rec in split_records(follower.chunks()):
-            if self.stop.is_set():
-                return
-            parsed = parse_record(rec)
-            if parsed is not None:
-                records += 1
-                self.put(i, "sample", parsed)
-        if self.stop.is_set() or seq != n.sampler_seq:
-            return
-        if records == 0 and n.host.alive():
-            # no python3 on the host (or it cannot run the sampler): one command per sample instead
-            self.put(i, "sampler_off", follower.exit_status)
-        elif not n.host.alive():
-            self.put(i, "lost", "SSH connection lost")
-
-    def _fallback_threads(self, i: int) -> None:
-        self.spawn("gpu", lambda: self._gpu_thread(i), i)
-        if self.nodes[i].svc_known:
-            self.spawn("service", lambda: self._service_thread(i), i)
-        self.spawn("proc", lambda: self._proc_thread(i), i)
-
-    def _gpu_thread(self, i: int) -> None:
-        s = self.nodes[i].s
-        cmd = s.gpu_cmd or NVIDIA_SMI
-        while not self.stop.is_set():
-            r = self.remote(i, cmd, max(5.0, s.interval * 2))
-            if r is not None:
-                self.put(i, "gpu", (r.rc, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")))
-                if r.rc == 127 and not s.gpu_cmd:
-                    return
-            if not self.sleep(s.interval):
-                return
-
-    def _service_thread(self, i: int) -> None:
-        n = self.nodes[i]
-        cmd = n.supervisor.state_command() or "true"
-        while self.sleep(n.s.interval):
-            r = self.remote(i, cmd, 10.0)
-            if r is not None and r.rc is not None:
-                self.put(i, "service", (r.rc, r.stdout.decode("utf-8", "replace")))
-
-    def _proc_thread(self, i: int) -> None:
-        n = self.nodes[i]
-        # the script travels zlib-compressed on stdin (about a third of its size), every sample
-        script = zlib.compress(PROC_SCRIPT.encode(), 9)
-        unpack = q("import sys, zlib; exec(zlib.decompress(sys.stdin.buffer.read()))")
-        first = True
-        while not self.stop.is_set():
-            pid = n.judge.pid
-            if pid is not None:
-                r = self.remote(i, f"python3 -c {unpack} {int(pid)} {1 if first else 0} {n.judge.p.port or 0}", 10.0, script)
-                if r is None:
-                    if not self.sleep(n.s.interval):
-                        return
-                    continue
-                sample = parse_proc_sample(r.stdout.decode("utf-8", "replace")) if r.rc == 0 else None
-                if sample is None and r.rc is not None:
-                    self.put(i, "proc_unavailable", r.stderr.decode("utf-8", "replace")[:200])
-                    return
-                if sample is not None:
-                    self.put(i, "proc", (pid, sample))
-                    first = False
-            if not self.sleep(n.s.interval):
-                return
-
-    def _ping_thread(self, i: int) -> None:
-        """Notice a hung connection: no answer to a keepalive within PING_TIMEOUT."""
-        n = self.nodes[i]
-        assert n.host is not None
-        while self.sleep(PING_EVERY):
-            k = n.reconnects  # a failed ping of a connection already replaced says nothing
-            if n.host.alive() and not n.host.ping(PING_TIMEOUT) and not self.stop.is_set():
-                self.put(i, "hung", (k, f"no answer from the SSH server for {PING_TIMEOUT:g}s"))
-
-    def _http_thread(self) -> None:
-        while not self.stop.is_set():
-            st = self.ladder.probe()
-            self.put(0, "http", st)
-            fast = st.state == "refused" and self.t() < self.judge.fast_until
-            self.trigger.wait(min(FAST_PROBE, self.s.interval) if fast else self.s.interval)
-            self.trigger.clear()
+    def apply(self, n: Node, actions: list[Any]) -> None:
+        if n.probe is not None and actions:
+            n.probe.apply(actions)
 
     # ---- the run -----------------------------------------------------------------------
-    def start_node(self, i: int) -> None:
-        """Scope the node's log to its supervisor's current start, then start its streams."""
-        n = self.nodes[i]
-        if n.blind is not None or n.host is None:
-            n.judge.warn("blind", f"node {n.name} cannot be reached ({n.blind}); the start is judged on the other nodes", self.t())
-            return
-        cmd = n.supervisor.state_command()
-        svc = None
-        if cmd is not None:
-            r = n.host.run(cmd, timeout=10.0)
-            svc = n.supervisor.first_state(r.rc, r.stdout.decode("utf-8", "replace"))
-            n.judge.supervisor(svc, self.t(), initial=True)
-            n.svc_known = svc.known
-        if n.head:
-            self.resolve_url()
-        n.log = LogSource(n.s.log_cmd, n.s.unit, svc, n.supervisor)
-        self.spawn("log", lambda: self._log_thread(i, n.gen), i)
-        self.spawn("sampler", lambda: self._sampler_thread(i), i)
-        if n.s.host:
-            self.spawn("ping", lambda: self._ping_thread(i), i)
-
     def start(self) -> None:
-        for i in range(len(self.nodes)):
-            self.start_node(i)
-        info = {
-            "event": "_info",
-            "t": 0.0,
-            "target": self.s.target_name(),
-            "unit": self.s.unit if self.head.svc_known and not self.s.container else None,
-            "container": self.s.container,
-            "engine": self.judge.engine,
-            "model": self.s.model,
-            "deadline": self.s.timeout,
-            "baseline": self.judge.p.baseline,
-            "nodes": [n.name for n in self.nodes] if self.multi else None,
-        }
-        for sink in self.sinks:
-            sink.emit(info)
-        self.spawn("http", self._http_thread)
+        for n in self.nodes:
+            if n.probe is None:
+                n.judge.warn("blind", f"node {n.name} cannot be reached ({n.blind}); the start is judged on the other nodes", self.t())
+            else:
+                n.probe.start(self.client if n.head else None)
+        head = self.head.probe
+        self.emit(
+            {
+                "event": "_info",
+                "t": 0.0,
+                "target": self.s.target_name(),
+                "unit": self.s.unit if head is not None and head.svc_known and not self.s.container else None,
+                "container": self.s.container,
+                "engine": self.judge.engine,
+                "model": self.s.model,
+                "deadline": self.s.timeout,
+                "baseline": self.judge.p.baseline,
+                "nodes": [n.name for n in self.nodes] if self.multi else None,
+            }
+        )
         self.flush()
-
-    def resolve_url(self, initial: bool = True) -> None:
-        """Without --url, a container is probed where its serving port is published, which may move when
-        it restarts (a dynamically published port)."""
-        head = self.head
-        try:
-            url, own_socket = server_url(self.s.url, self.s.url_given, head.supervisor, self.s.port, self.s.engine)
-        except ConfigError as exc:
-            if initial:
-                raise
-            self.judge.warn("url", f"after the restart: {exc}", self.t())
-            return
-        if url != self.s.url:
-            self.s.url = url
-            self.ladder = Ladder(self.client, url, self.s.model, self.s.api_key)
-            self.judge.p.port = local_port(url) if own_socket else None  # a published port: the runtime's proxy holds it
 
     def tick(self) -> None:
         t = self.t()
@@ -420,38 +222,80 @@ class Monitor:
             self.group.tick(t)
         else:
             self.judge.tick(t)
+        for n in self.nodes:
+            self.apply(n, n.judge.actions())
 
     def run(self) -> dict[str, Any]:
         """Watch until a verdict; always returns the result event (also emitted to the sinks)."""
         try:
             self.start()
             while self.verdict is None:
-                try:
-                    i, kind, payload, gen = self.q.get(timeout=0.2)
-                except queue.Empty:
-                    i, kind, payload, gen = 0, "tick", None, self.nodes[0].gen
-                    for sink in self.sinks:
-                        sink.emit({"event": "_tick", "t": round(self.t(), 3)})
-                if gen == self.nodes[i].gen:
-                    self.dispatch(i, kind, payload)
-                self.tick()
-                self.flush()
+                self.step()
         except KeyboardInterrupt:
-            self.end("interrupted", ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")
+            self.end(Outcome.INTERRUPTED, ExitCode.INTERRUPTED, "interrupted (Ctrl-C)")
         except Terminated:
-            self.end("interrupted", ExitCode.TERMINATED, "terminated (SIGTERM)")
+            self.end(Outcome.INTERRUPTED, ExitCode.TERMINATED, "terminated (SIGTERM)")
         except UnreachableError as exc:
-            self.end("unreachable", ExitCode.UNREACHABLE, str(exc))
+            self.end(Outcome.UNREACHABLE, ExitCode.UNREACHABLE, str(exc))
         finally:
             self.close()
-        j = self.judge
-        v0 = self.group.verdict if self.group is not None else self.verdict
-        if v0 is not None and v0.outcome not in ("ready", "stalled", "unreachable", "interrupted"):
-            for i in range(len(self.nodes)):  # every non-ready verdict says where the ranks are
-                self._stacks_due(i, final=True)
+        if self.verdict is not None and self.verdict.outcome not in (
+            Outcome.READY,
+            Outcome.STALLED,
+            Outcome.UNREACHABLE,
+            Outcome.INTERRUPTED,
+        ):
+            self.final_stacks()
         if self.verdict is not None and self.verdict.outcome == "ready" and self.s.check:
             self.run_checks()
         self.flush()
+        res = self.result()
+        self.emit(res)
+        self.record(res)
+        return res
+
+    def final_stacks(self) -> None:
+        """Every non-ready verdict says where the ranks are: one stack sample per node now (a stall's
+        was taken as the start stopped moving)."""
+        for n in self.nodes:
+            if n.probe is not None and n.blind is None and n.probe.control.pid is not None:
+                n.judge.observe(n.probe.stacks_now(budget=4.0), self.t())
+
+    def step(self) -> None:
+        """One reading (or, after ``idle`` seconds without one, the time) to the judges."""
+        try:
+            i, r, gen = self.q.get(timeout=self.idle)
+        except queue.Empty:
+            self.emit({"event": "_tick", "t": round(self.t(), 3)})
+        else:
+            n = self.nodes[i]
+            if n.probe is None or gen == n.probe.gen:
+                self.feed(n, r)
+        self.tick()
+        self.flush()
+
+    def feed(self, n: Node, r: Reading | _Cancel) -> None:
+        t = self.t()
+        if isinstance(r, _Cancel):
+            self.end(Outcome.INCOMPLETE, ExitCode.TIMEOUT, r.why)
+        elif isinstance(r, NodeLost):
+            self.node_lost(n, r, t)
+        else:
+            self.apply(n, n.judge.observe(r, t))
+
+    def node_lost(self, n: Node, r: NodeLost, t: float) -> None:
+        """The head lost for good ends the watch (unreachable); a worker is judged blind from now on."""
+        st = n.judge.status()
+        msg = f"{r.message}; last phase {st.last_phase or 'none'}, {t:.0f}s elapsed"
+        if n.head:
+            raise UnreachableError(msg)
+        n.blind = msg
+        if self.group is not None:
+            self.group.blind(n.name, msg)
+        n.judge.observe(NodeLost(msg), t)
+
+    def result(self) -> dict[str, Any]:
+        j = self.judge
         hosts = [n.host for n in self.nodes if n.host is not None]
         sent = sum(getattr(h, "bytes", (0, 0))[0] for h in hosts)
         received = sum(getattr(h, "bytes", (0, 0))[1] for h in hosts)
@@ -459,40 +303,21 @@ class Monitor:
             "model": j.model or self.s.model,
             "host": self.s.host,
             "restarts": j.restarts,
-            "reconnects": sum(n.reconnects for n in self.nodes),
+            "reconnects": sum(p.reconnects for p in self.probes),
             "ssh_bytes": {"sent": sent, "received": received} if self.s.host else None,
             "log_lines": j.c.state.lines,
         }
-        if self.group is not None:
-            v = self.group.verdict or self.group.end("incomplete", ExitCode.TIMEOUT, "the watch ended", self.t())
-            nodes = []
-            for n in self.nodes:
-                nv = n.judge.verdict
-                nodes.append(
-                    {
-                        "node": n.name,
-                        "head": n.head,
-                        "ranks": ranks(n.judge),
-                        "phase": phase_of(n.judge),
-                        "outcome": nv.outcome if nv is not None else ("unreachable" if n.blind else "pending"),
-                        "failure_kind": nv.failure_kind if nv is not None else None,
-                        "reason": (nv.reason if nv is not None else n.blind or "")[:300],
-                    }
-                )
-            states = self.group.rank_states() if v.outcome != "ready" else []
-            if states:
-                extra["ranks"] = [s.as_dict() for s in states]
-            res = result(v, self.t(), self.epoch0, j.state.timeline(), nodes=nodes, **extra)
-        else:
-            res = j.result(self.t(), **extra)
-        for sink in self.sinks:
-            sink.emit(res)
-        self.record(res)
-        return res
+        if self.group is None:
+            return j.result(self.t(), **extra)
+        v = self.group.verdict or self.group.end(Outcome.INCOMPLETE, ExitCode.TIMEOUT, "the watch ended", self.t())
+        states = self.group.rank_states() if v.outcome != Outcome.READY else []
+        if states:
+            extra["ranks"] = [r.as_dict() for r in states]
+        return result_line(v, self.t(), self.epoch0, j.state.timeline(), nodes=self.group.node_results(), **extra)
 
     def cancel(self, why: str) -> None:
         """End the watch from another thread (a fleet's --fail-fast): incomplete, exit 124."""
-        self.put(0, "cancel", why)
+        self.put(0, _Cancel(why), self.head.probe.gen if self.head.probe is not None else 0)
 
     def end(self, outcome: str, code: ExitCode, why: str) -> None:
         if self.group is not None:
@@ -501,130 +326,19 @@ class Monitor:
             self.judge.end(outcome, code, why, self.t())
 
     def close(self) -> None:
-        self.stop.set()
-        self.trigger.set()
-        for n in self.nodes:
-            for f in n.followers:
-                f.close()
+        for p in self.probes:
+            p.close()
 
-    def dispatch(self, i: int, kind: str, payload: Any) -> None:
-        """One item of evidence from a thread -> that node's judge (typed at this edge)."""
-        n = self.nodes[i]
-        j = n.judge
-        t = self.t()
-        if kind == "line":
-            j.line(payload, t)
-        elif kind == "sample":
-            if payload.gpu is not None:
-                self.on_gpu(j, t, *payload.gpu)
-            if payload.svc is not None:
-                j.supervisor(n.supervisor.parse(*payload.svc), t)
-            if payload.proc is not None and payload.pid is not None:
-                if "error" in payload.proc:
-                    j.warn("proc", f"process sampling failed on the host: {str(payload.proc['error'])[:160]}", t)
-                sample = proc_from_dict(payload.proc)
-                if sample is not None:
-                    j.proc(payload.pid, sample, t)
-        elif kind == "gpu":
-            self.on_gpu(j, t, *payload)
-        elif kind == "service":
-            j.supervisor(n.supervisor.parse(*payload), t)
-        elif kind == "proc":
-            j.proc(payload[0], payload[1], t)
-        elif kind == "proc_unavailable":
-            j.proc_unavailable(payload, t)
-        elif kind == "sampler_off":
-            if n.streaming:
-                n.streaming = False
-                j.warn(
-                    "sampler", f"the streaming sampler did not start on the host (python3?, status {payload}); one command per sample", t
-                )
-                self._fallback_threads(i)
-        elif kind == "stacks":
-            j.stacks(payload, t)
-        elif kind == "http":
-            j.http(payload, t)
-        elif kind == "log_end":
-            status, ran, seq = payload
-            if seq != n.log_seq:
-                return  # a follower replaced after a reconnect
-            if n.host is not None and not n.host.alive():
-                self.reconnect(i, "SSH connection lost")
-                return
-            j.log_ended(t)
-            if ran < 2.0 and status not in (None, 0):
-                j.warn("log_end", f"log command exited with status {status}; watching without the log", t)
-            elif j.c.state.outcome != "failed":
-                j.warn("log_end", "the log stream ended", t)
-        elif kind == "lost":
-            self.reconnect(i, payload)
-        elif kind == "hung":
-            if payload[0] == n.reconnects:
-                self.reconnect(i, payload[1], hung=True)
-        elif kind == "probe_error":
-            j.warn(payload.split(":")[0], f"probe error: {payload}", t)
-        elif kind == "cancel":
-            self.end("incomplete", ExitCode.TIMEOUT, payload)
-
-    def on_gpu(self, j: Judge, t: float, rc: int | None, out: str, err: str) -> None:
-        samples, problem = gpu_evidence(rc, out, err)
-        if problem:
-            j.warn("gpu" if samples is None else "gpu_parse", problem, t)
-        if samples:
-            j.gpu(samples, t)
-
-    def reconnect(self, i: int, why: str, hung: bool = False) -> None:
-        """Reconnect with capped exponential backoff for up to --reconnect-for; resume the log. The
-        head's connection lost for good ends the watch (unreachable); a worker's leaves it blind."""
-        n = self.nodes[i]
-        host = n.host
-        if host is None or n.blind is not None or (host.alive() and not hung):
-            return
-        lost_at = self.t()
-        where = f"node {n.name}: " if self.multi else ""
-        n.judge.emit("warning", lost_at, message=f"{where}SSH connection lost ({why}); reconnecting for up to {n.s.reconnect_for:g}s")
-        self.flush()
-        for f in n.followers:
-            f.close()
-        n.followers.clear()
-        delay = 0.5
-        while True:
-            try:
-                host.reconnect()
-                break
-            except UnreachableError as exc:
-                gap = self.t() - lost_at
-                if gap >= n.s.reconnect_for:
-                    st = n.judge.c.state
-                    msg = (
-                        f"{where}SSH connection lost for {gap:.0f}s (--reconnect-for {n.s.reconnect_for:g}s): {exc}; "
-                        f"last phase {st.last_phase() or 'none'}, {self.t():.0f}s elapsed"
-                    )
-                    if n.head:
-                        raise UnreachableError(msg) from None
-                    n.blind = msg
-                    if self.group is not None:
-                        self.group.nodes[i].blind = msg
-                    n.judge.warn("blind", msg + "; the start is judged on the other nodes", self.t())
-                    return
-                if self.s.timeout and self.t() >= self.s.timeout:
-                    return
-                time.sleep(min(delay, max(n.s.reconnect_for - gap, 0.1)))
-                delay = min(delay * 2, 10.0)
-        n.log.resume()
-        n.reconnects += 1
-        how = "from the journal cursor" if n.log.journal else f"skipping {n.log._skip} records already seen"
-        n.judge.emit("warning", self.t(), message=f"{where}SSH reconnected after a {self.t() - lost_at:.1f}s gap; log resumed {how}")
-        self.spawn(f"log-r{self.t():.0f}", lambda: self._log_thread(i, n.gen), i)
-        if n.streaming:
-            self.spawn(f"sampler-r{self.t():.0f}", lambda: self._sampler_thread(i), i)
+    @property
+    def ladder(self) -> Any:
+        return self.head.probe.ladder if self.head.probe is not None else None
 
     def run_checks(self) -> None:
         deadline = time.monotonic() + self.s.timeout - self.t() if self.s.timeout else None  # --check obeys --timeout
         for name in self.s.check:
             ok, what = run_check(name, self.client, self.ladder.base, self.judge.model or "", self.ladder.headers, deadline)
             late = not ok and deadline is not None and time.monotonic() >= deadline
-            self.judge.check(name, ok, what, self.t(), late)
+            self.judge.observe(CheckResult(name, ok, what, late), self.t())
         if self.group is not None and self.group.verdict is not None and self.judge.verdict is not None:
             self.group.verdict = self.judge.verdict
 

@@ -445,8 +445,10 @@ class RankWatch:
     def feed(self, sample: StackSample, t: float, root: int | None = None) -> tuple[list[RankState], bool]:
         """A sample's rank states; True when a rank's frames changed since the last one (progress)."""
         self.pending = False
-        self.samples += 1
         self.sampled_at = t
+        if not sample.procs:  # the sample failed (its errors say why): what was known stays
+            return self.states, False
+        self.samples += 1
         vocab = vocabulary(self.engine)
         states = rank_states(sample, vocab, self.node, root)
         seen = {s.pid for s in states}

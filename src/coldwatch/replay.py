@@ -7,9 +7,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 from coldwatch.errors import ConfigError
-from coldwatch.judge import Judge, Policy, Verdict
+from coldwatch.judge import Judge, Policy
 from coldwatch.normalise import Normaliser, split_coalesced, unwrap
 from coldwatch.phases import RuleSet
+from coldwatch.verdict import Verdict
 
 CHUNK = 1 << 20
 PROBE_RECORDS = 400

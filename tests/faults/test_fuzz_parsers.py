@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coldwatch.evidence import ProcSample
 from coldwatch.http import BODY_CAP, completion_ok
+from coldwatch.phases import FAILURE_KINDS, PHASES
 from coldwatch.probes.log import LogSource, journal_message
 from coldwatch.probes.parse import parse_gpu_csv, parse_proc_sample, parse_systemctl_show
 from coldwatch.replay import replay
+from coldwatch.verdict import OUTCOME_OF_CODE, Outcome, Verdict
 
 MANY = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 cells = st.one_of(
@@ -32,8 +36,10 @@ def test_nvidia_smi_csv(text: str) -> None:
 @MANY
 @given(st.text(max_size=400))
 def test_nvidia_smi_any_text(text: str) -> None:
-    """Any text at all."""
-    parse_gpu_csv(text)
+    """Any text at all: rows with a GPU index, and a problem named for every row that is not one."""
+    samples, problems = parse_gpu_csv(text)
+    assert all(isinstance(g.index, int) and g.index >= 0 for g in samples), samples
+    assert all(isinstance(p, str) and p for p in problems)
 
 
 @MANY
@@ -59,8 +65,11 @@ def test_systemctl_show(text: str) -> None:
     )
 )
 def test_proc_sample(text: str) -> None:
-    """The process sampler's JSON line, or anything else: a sample or None."""
-    parse_proc_sample(text)
+    """The process sampler's JSON line, or anything else: a sample or None, with sane counters."""
+    sample = parse_proc_sample(text)
+    assert sample is None or isinstance(sample, ProcSample)
+    if sample is not None:
+        assert isinstance(sample.alive, bool) and len(sample.children) <= 64 and len(sample.cmdline) <= 2000
 
 
 @MANY
@@ -112,15 +121,20 @@ def test_journal_json_entries(entry: bytes) -> None:
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.binary(max_size=200), max_size=10))
 def test_log_normaliser_bytes(chunks: list[bytes]) -> None:
-    """The whole log path (split, unwrap, classify) on arbitrary bytes."""
-    replay(chunks)
+    """The whole log path (split, unwrap, classify) on arbitrary bytes: a verdict of the vocabulary,
+    its exit code the outcome's, events in time order and the result line last."""
+    events: list[dict[str, object]] = []
+    j, v = replay(chunks, on_event=events.append)
+    _verdict_invariants(v, j.result(j.now), events)
 
 
 @MANY
 @given(st.text(alphabet=st.sampled_from("0123456789²³¹٣%|/: []abcit/s\r\n"), max_size=80))
 def test_bar_like_text_with_unicode_digits(text: str) -> None:
-    """Bar-shaped text with superscript and non-ASCII digits (isdigit but not int-able) never crashes."""
-    replay([text.encode()])
+    """Bar-shaped text with superscript and non-ASCII digits (isdigit but not int-able): a verdict, never a crash."""
+    events: list[dict[str, object]] = []
+    j, v = replay([text.encode()], on_event=events.append)
+    _verdict_invariants(v, j.result(j.now), events)
 
 
 @MANY
@@ -131,4 +145,15 @@ def test_ssh_destinations(dest: str) -> None:
     from coldwatch.hosts.ssh import parse_destination
 
     with contextlib.suppress(ConfigError):
-        parse_destination(dest)
+        user, host, port = parse_destination(dest)
+        assert host and (port is None or 0 < port < 65536), (dest, user, host, port)
+
+
+def _verdict_invariants(v: Verdict, res: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    assert v.outcome in set(Outcome), v.outcome
+    assert OUTCOME_OF_CODE[int(v.exit_code)] == v.outcome or (v.outcome, v.exit_code) == ("incomplete", 124), v
+    assert v.phase is None or v.phase in PHASES, v.phase
+    assert v.failure_kind is None or v.failure_kind in FAILURE_KINDS, v.failure_kind
+    ts = [e["t"] for e in events if isinstance(e.get("t"), (int, float))]
+    assert ts == sorted(ts), "events in time order"
+    assert res["event"] == "result" and res["schema"] == 1 and res["outcome"] == v.outcome

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from coldwatch.bandwidth import IoSample, LoadTarget, parse_io, parse_target
-
-
-@dataclass(frozen=True, slots=True)
-class GpuSample:
-    index: int
-    used_mib: int | None
-    total_mib: int | None
-    util: int | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "used_mib": self.used_mib, "total_mib": self.total_mib, "util": self.util}
+from coldwatch.bandwidth import parse_io, parse_target
+from coldwatch.evidence import GpuSample as GpuSample
+from coldwatch.evidence import ProcSample as ProcSample
+from coldwatch.evidence import ServiceState as ServiceState
 
 
 def _num(text: str) -> int | None:
@@ -55,25 +46,6 @@ def parse_gpu_csv(text: str) -> tuple[list[GpuSample], list[str]]:
     return samples, problems
 
 
-@dataclass(frozen=True, slots=True)
-class ServiceState:
-    known: bool
-    active: str = ""
-    sub: str = ""
-    result: str = ""
-    restarts: int | None = None
-    main_pid: int | None = None
-    exec_status: int | None = None
-    invocation: str = ""
-    load: str = ""
-    active_since: str = ""
-    props: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def dead(self) -> bool:
-        return self.known and (self.active in ("failed", "inactive") or self.sub in ("failed", "dead"))
-
-
 def parse_systemctl_show(text: str) -> ServiceState:
     props: dict[str, str] = {}
     for line in text.splitlines()[:200]:
@@ -101,27 +73,6 @@ def parse_systemctl_show(text: str) -> ServiceState:
         active_since=props.get("ActiveEnterTimestamp", ""),
         props=props,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class ProcSample:
-    alive: bool
-    cpu_s: float = 0.0
-    read_bytes: int = 0
-    rss_kb: int = 0
-    procs: int = 0
-    children: tuple[str, ...] = ()
-    cmdline: str = ""
-    model_bytes: int | None = None
-    # who listens on the probed port, seen from the server's network namespace: "own" (a process of
-    # the server's tree), "free", "other" (owner_pid/owner_name when readable), "unknown" (the tree's
-    # sockets cannot be read, e.g. another user's server), or None when not asked
-    port: str | None = None
-    owner_pid: int | None = None
-    owner_name: str | None = None
-    owner_older: bool = False  # the holder started before the server: it was there before this start
-    load: LoadTarget | None = None  # where the weights live (sent once per command line)
-    io: IoSample | None = None  # the storage's counters this interval (while the weights' place is known)
 
 
 COMPILERS = ("nvcc", "cicc", "ptxas", "ninja", "cc1plus", "gcc", "g++", "c++", "clang", "ld")
