@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from coldwatch.exitcodes import ExitCode
 from coldwatch.judge import Judge, NodeStatus
 from coldwatch.phases import PHASES
-from coldwatch.ranks import RankState, summary
+from coldwatch.ranks import RankState, informative, summary
 from coldwatch.verdict import Outcome, Verdict
 
 GROUP_GRACE = 0.6
@@ -182,7 +182,8 @@ class GroupJudge:
 
     def rank_states(self) -> list[RankState]:
         """Every node's ranks as their last stack sample saw them, with what each log says."""
-        return [s for n in self.nodes for s in n.judge.status().ranks]
+        states = [s for n in self.nodes for s in n.judge.status().ranks]
+        return states if informative(states) else []
 
     def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         if self.verdict is None:

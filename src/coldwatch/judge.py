@@ -47,7 +47,7 @@ from coldwatch.evidence import (
 from coldwatch.exitcodes import ExitCode
 from coldwatch.phases import Classifier, RuleSet, Signal, State
 from coldwatch.probes.parse import COMPILERS
-from coldwatch.ranks import RankState, RankWatch
+from coldwatch.ranks import RankState, RankWatch, informative
 from coldwatch.verdict import Outcome, Verdict, result_line
 
 __all__ = ["DEATH_GRACE", "FAIL_GRACE", "FAST_FOR", "RESTART_WAIT", "Judge", "NodeStatus", "Policy", "Verdict"]
@@ -687,8 +687,9 @@ class Judge:
         self.now = t
         for key, message in self.ranks.observe(sample, t, self.pid, self.evidence):
             self.warn(key, message, t)
-        if self.ranks.states:  # the panel's rank lines
-            self._events.append({"event": "_ranks", "t": round(t, 3), "ranks": [r.as_dict() for r in self.ranks.annotated(self.state)]})
+        states = self.ranks.annotated(self.state)
+        if informative(states):  # the panel's rank lines
+            self._events.append({"event": "_ranks", "t": round(t, 3), "ranks": [r.as_dict() for r in states]})
 
     def status(self) -> NodeStatus:
         """A frozen view of where the start stands."""

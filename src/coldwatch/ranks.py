@@ -320,15 +320,15 @@ def classify(p: ProcStack, vocab: Vocabulary, rank: str, node: str = "") -> Rank
 
 
 def rank_states(sample: StackSample, vocab: Vocabulary, node: str = "", root: int | None = None) -> list[RankState]:
-    """The ranks of one sample: processes with a rank title; without any, the root process."""
+    """The ranks of one sample: processes with a rank title; without any, every process of the tree
+    (an engine whose processes carry no rank title: any of them may be doing the work)."""
     out: list[RankState] = []
     for p in sample.procs:
         r = rank_of(p.title)
         if r is not None:
             out.append(classify(p, vocab, r, node))
     if not out:
-        roots = [p for p in sample.procs if p.pid == root] or list(sample.procs[:1])
-        out = [classify(p, vocab, "", node) for p in roots]
+        out = [classify(p, vocab, "", node) for p in sample.procs if p.alive]
     out.sort(key=lambda s: (_rank_key(s.rank), s.pid))
     return out
 
@@ -368,10 +368,17 @@ def culprit(states: list[RankState]) -> RankState | None:
     return min(states, key=key)
 
 
+def informative(states: list[RankState]) -> bool:
+    """The states say something a verdict should name: real ranks, frames, or a blocked or gone
+    process (not just a tree of untitled processes idle in unknown places)."""
+    return any(s.rank or s.frames or s.state in ("blocked", "dead") for s in states)
+
+
 def summary(states: list[RankState], with_nodes: bool = False, limit: int = 4) -> str:
-    """The verdict's words: the culprit first, then what the others do (grouped when many)."""
+    """The verdict's words: the culprit first, then what the others do (grouped when many); empty
+    when the states are not informative."""
     lag = culprit(states)
-    if lag is None:
+    if lag is None or not informative(states):
         return ""
     parts = [_say(lag, with_nodes)]
     rest = [s for s in states if s is not lag]
@@ -514,9 +521,9 @@ class RankWatch:
 
     def stall_words(self, msg: str, st: Any, t: float, evidence: dict[str, float], budget: float) -> tuple[str, dict[str, Any]]:
         """The stall message with the culprit first, and the stall event's ``ranks``."""
-        if not self.states:
-            return msg, {}
         states = self.annotated(st)
+        if not informative(states):
+            return msg, {}
         if self.quiet_since is not None:
             progress = max((v for k, v in evidence.items() if k not in ACTIVITY), default=0.0)
             busy = [k for k in ACTIVITY if k in evidence and t - evidence[k] < budget]
@@ -533,7 +540,7 @@ class RankWatch:
         if v.outcome == "ready" or (not self.states and not self.said):
             return v, {}
         states = self.annotated(st)
-        more = {"ranks": [s.as_dict() for s in states]} if states else {}
+        more = {"ranks": [s.as_dict() for s in states]} if informative(states) else {}
         if v.outcome == "stalled":
             return v, more
         words = "; ".join(w for w in (summary(states), self.log_words()) if w and w not in v.reason)
