@@ -4,6 +4,7 @@ processes, real py-spy from PyPI, real /proc), on this machine and through the l
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -196,6 +197,7 @@ def test_split_over_two_nodes_names_the_worker_its_rank_and_frame(gpu_host, tmp_
     assert r.returncode == 5, res
     assert res["reason"].startswith("gpu-worker TP1 blocked in read_shard ← load_weights, 40 % of shards"), res["reason"]
     assert f"{head_alias} TP0 waiting in all_reduce" in res["reason"]
+    assert re.search(r"; gpu-worker( \(TP1\))? in weight_load", res["reason"]), res["reason"]  # the group's laggard too
     assert {(x["node"], x["rank"], x["state"]) for x in res["ranks"]} == {("gpu-worker", "TP1", "blocked"), (head_alias, "TP0", "waiting")}
 
 

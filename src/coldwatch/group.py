@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from coldwatch.exitcodes import ExitCode
 from coldwatch.judge import Judge, NodeStatus
 from coldwatch.phases import PHASES
-from coldwatch.ranks import RankState, informative, summary
+from coldwatch.ranks import RankState, culprit, informative, summary
 from coldwatch.verdict import Outcome, Verdict
 
 GROUP_GRACE = 0.6
@@ -154,9 +154,15 @@ class GroupJudge:
         return Verdict(Outcome.FAILED, ExitCode.FAILED, v.phase, v.failure_kind, f"node {_where(root)}: {v.reason}{also}")
 
     def _laggard(self) -> NodeView:
-        """The node holding the others up: one stuck part-way through a progress bar first, then the
-        one in the earliest phase, then the one whose last sign of life is oldest."""
+        """The node holding the others up: the one whose rank the ranks' stacks name (blocked, gone, or
+        working while the others wait), else one stuck part-way through a progress bar, then the one
+        in the earliest phase, then the one whose last sign of life is oldest."""
         seen = [n for n in self.nodes if n.blind is None] or self.nodes
+        lag = culprit(self.rank_states())
+        if lag is not None and lag.state != "waiting":
+            named = [n for n in seen if n.name == lag.node]
+            if named:
+                return named[0]
 
         def key(n: NodeView) -> tuple[int, int, float]:
             s = n.judge.status()
