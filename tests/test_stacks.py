@@ -214,3 +214,13 @@ def test_status_stacks_prints_every_ranks_stack(server: tuple[Path, dict]) -> No
     assert by["TP1"]["state"] == "blocked" and by["TP1"]["frames"][1].startswith("load_weights (simranks.py:")
     text = coldwatch(*base, "-o", "plain", env=env_with(True)).stdout.decode()
     assert f"TP1 (pid {by['TP1']['pid']}) blocked in read_shard ← load_weights\n    read_shard (simranks.py:" in text
+
+
+@needs_pyspy
+def test_the_demo_names_the_rank_and_the_frame() -> None:
+    """`coldwatch demo --scenario rank_hang`: the simulator's ranks are real processes, so are their frames."""
+    r = coldwatch("demo", "--scenario", "rank_hang", "--stall-after", "6s", "-o", "json", env=env_with(True), timeout=120)
+    res = json_lines(r.stdout)[-1]
+    assert r.returncode == 5, res
+    assert res["reason"].startswith("TP1 blocked in read_shard ← load_weights, 40 % of shards; TP0 waiting in all_reduce"), res["reason"]
+    assert "rank_hang (one rank hangs, the other waits in all_reduce" in " ".join(coldwatch("demo", "--help").stdout.decode().split())
