@@ -60,9 +60,9 @@ def cost(n: int = 20) -> dict[str, Any]:
         for pyspy in (True, False):
             whole, dumps = [], []
             for _ in range(n):
-                cmd, script = stack_command(p.pid)
+                cmd, script = stack_command(p.pid, use_pyspy=pyspy)
                 a = time.perf_counter()
-                r = subprocess.run(cmd, shell=True, input=script, capture_output=True, env=_env(pyspy), check=True)
+                r = subprocess.run(cmd, shell=True, input=script, capture_output=True, env=_env(True), check=True)
                 whole.append((time.perf_counter() - a) * 1000)
                 s = parse_sample(r.stdout.decode())
                 dumps.extend(s.pyspy_ms)

@@ -71,7 +71,7 @@ def detail(p, tid):
     return w, (sc[0] if sc else "")
 procs = tree(); t0 = time.time()
 first = {p: (threads(p), rchar(p)) for p in procs}
-pyspy = cfg.get("pyspy") or shutil.which("py-spy")
+pyspy = None if cfg.get("no_pyspy") else (cfg.get("pyspy") or shutil.which("py-spy"))
 targets = [p for p in procs if title_re.match(title(p))] or [root]
 dumps = {}; ms = []; errors = []
 if pyspy:
@@ -115,8 +115,10 @@ print(json.dumps({"machine": os.uname().machine, "pyspy": pyspy, "window": round
 TITLE_RE = r"^(sglang::(scheduler|gpu_worker|semi_pd_scheduler)|[A-Za-z][\w-]*::(Worker|EngineCore))"
 
 
-def stack_command(pid: int, pyspy: str | None = None, budget: float = BUDGET, window: float = WINDOW) -> tuple[str, bytes]:
-    """The host command and its stdin (the script, compressed)."""
+def stack_command(
+    pid: int, pyspy: str | None = None, budget: float = BUDGET, window: float = WINDOW, use_pyspy: bool = True
+) -> tuple[str, bytes]:
+    """The host command and its stdin (the script, compressed); ``use_pyspy`` False: /proc only."""
     cfg = json.dumps(
         {
             "pid": int(pid),
@@ -126,6 +128,7 @@ def stack_command(pid: int, pyspy: str | None = None, budget: float = BUDGET, wi
             "max_procs": MAX_PROCS,
             "max_dumps": MAX_DUMPS,
             "pyspy": pyspy,
+            "no_pyspy": not use_pyspy,
         }
     )
     unpack = q("import sys, zlib; exec(zlib.decompress(sys.stdin.buffer.read()))")
