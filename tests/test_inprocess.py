@@ -5,6 +5,7 @@ says what wait would."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,33 @@ def test_a_restart_rescopes_the_journal_to_the_new_start(server: ModelServer) ->
     res = w.result(step=0.05)
     assert (res["outcome"], res["restarts"]) == ("ready", 1)
     assert any("server restarted (restart 1)" in m for m in w.sink.messages())
+
+
+class Gate:
+    """A sink that holds the judging thread (a slow terminal) until it is opened."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        self.open.wait(10.0)
+
+    def close(self) -> None:
+        pass
+
+
+def test_readings_dropped_by_a_full_queue_are_counted_and_reported() -> None:
+    """The judging thread falls behind (a sink blocks) and a chatty log overflows the queue: the lost
+    readings are counted and reported as a warning, not dropped silently."""
+    host, log = log_host()
+    gate = Gate()
+    w = Watch(settings(log_cmd="cat server.log"), host, sinks=[gate], queue_max=4).start()
+    log.write("".join(f"[2026-11-29 18:24:{i % 60:02d} TP0] chatter {i}\n" for i in range(12)))
+    w.until(lambda: w.monitor.nodes[0].dropped > 0, timeout=10.0)
+    gate.open.set()
+    w.until(lambda: any("dropped so far: the judging queue was full" in m for m in w.sink.messages()))
+    w.monitor.cancel("done")
+    assert w.result()["outcome"] == "incomplete"
 
 
 # ---- status says what wait says -------------------------------------------------------------------

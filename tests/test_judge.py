@@ -303,7 +303,9 @@ def test_slower_than_usual_needs_the_factor_and_the_floor() -> None:
     j.tick(149.0)
     assert not [e for e in j.drain() if e["event"] == "warning"]
     j.tick(150.0)
-    assert [e for e in j.drain() if "slower than usual" in e.get("message", "")]
+    evs = j.drain()
+    assert [e for e in evs if "slower than usual" in e.get("message", "")]
+    assert [e["phase"] for e in evs if e["event"] == "_slow"] == ["weight_load"]  # the panel marks what the judge found
     short = judge(baseline={"weight_load": 10.0}, stall_after=0.0)
     loading(short)
     short.tick(39.0)  # 3.9x but only 29 s longer

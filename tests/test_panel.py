@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from coldwatch.judge import Judge, Policy
+from coldwatch.normalise import LogLine
 from coldwatch.render.panel import PanelState, http_text, render_panel, render_rows
 
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 5 has a total capacity of 95.58 GiB of which 412.00 MiB is free."
@@ -36,6 +38,7 @@ def mid_run(n_gpus: int = 8, differ: bool = False) -> PanelState:
             "rank": "",
             "text": "server_args=ServerArgs(model_path='moonshotai/Kimi-K2.6', tp_size=8, quantization='compressed-tensors')",
         },
+        {"event": "_launch", "t": 0.1, "engine": "sglang", "model": "moonshotai/Kimi-K2.6", "tp": 8, "version": None},
         {
             "event": "http",
             "t": 0.5,
@@ -191,24 +194,25 @@ def test_ready_verdict_leads_and_marks_every_phase_done() -> None:
 
 
 def test_header_names_the_server() -> None:
-    """The header says engine, version, model and TP size; the model and TP come from the start's own
-    banner when not given; the title names the target."""
+    """The header says engine, version, model and TP size; the model and TP come from what the judge
+    read of the start's own banner when not given; the title names the target."""
     rows = show(mid_run(), 100, 30)
     assert "coldwatch · gpu-host/sglang" in rows[0]
     assert "sglang 0.5.23 · moonshotai/Kimi-K2.6 · TP8" in rows[1]
 
 
 def test_header_from_a_vllm_banner() -> None:
-    """vLLM's own lines give the engine, its version, the model and the TP size."""
+    """vLLM's own lines give the engine, its version, the model and the TP size: the judge reads the
+    banner, the panel shows what it read."""
+    j = Judge(Policy(launch=True, tail=True, stall_after=0.0))
     s = PanelState(target="t")
-    s.apply({"event": "_log", "t": 0, "text": "vLLM API server version 0.11.0"})
-    s.apply(
-        {
-            "event": "_log",
-            "t": 0,
-            "text": "Initializing a V1 LLM engine (v0.11.0) with config: model='/models/org/name', tensor_parallel_size=2",
-        }
-    )
+    for text in (
+        "vLLM API server version 0.11.0",
+        "Initializing a V1 LLM engine (v0.11.0) with config: model='/models/org/name', tensor_parallel_size=2",
+    ):
+        j.observe(LogLine(text, None, "", text), 0.0)
+        for ev in j.drain():
+            s.apply(ev)
     assert (s.engine, s.version, s.model, s.tp) == ("vllm", "0.11.0", "/models/org/name", 2)
     assert "vllm 0.11.0 · org/name · TP2" in "\n".join(show(s, 80, 24))
 
@@ -223,12 +227,18 @@ def test_info_keys_are_all_optional_and_a_later_info_updates() -> None:
     assert "ETA ~1m37s (usual 1m40s)" in text
 
 
-def test_slower_than_usual_needs_ratio_and_margin() -> None:
-    """A phase is marked slower than usual only at >= 1.5x its median and 30 s more."""
+def test_slower_than_usual_is_what_the_judge_found() -> None:
+    """The panel marks a phase slower than usual when the judge says so (its rule: 1.5x the median and
+    30 s more, in test_judge), in the phase list and on the current phase; other phases stay unmarked."""
+    j = Judge(Policy(baseline={"weight_load": 60.0, "kv_alloc": 10.0}, stall_after=0.0, tail=True))
     s = PanelState(target="t", baseline={"weight_load": 60.0, "kv_alloc": 10.0})
-    s.apply({"event": "phase", "t": 0.0, "phase": "kv_alloc"})
-    s.apply({"event": "phase", "t": 20.0, "phase": "weight_load"})  # kv_alloc 20 s: 2x but only 10 s more
-    s.apply({"event": "_tick", "t": 120.0})  # weight_load 100 s: 1.67x and 40 s more
+    j.observe(LogLine("KV Cache is allocated. #tokens: 1000, K size: 1 GB", None, "", ""), 0.0)
+    j.tick(20.0)  # kv_alloc 20 s: 2x but only 10 s more
+    j.observe(LogLine("Load weight begin. avail mem=75.00 GB", None, "", ""), 20.0)
+    j.tick(120.0)  # weight_load 100 s: 1.67x and 40 s more
+    for ev in j.drain():
+        s.apply(ev)
+    s.apply({"event": "_tick", "t": 120.0})
     rows = show(s, 100, 30)
     assert "slower than usual" in next(r for r in rows if "▶ weight_load  " in r)  # the phase list
     assert "slower than usual" in next(r for r in rows if "▶ weight_load 1m40s" in r)  # the current phase

@@ -234,6 +234,19 @@ def _flags(**kw: Any) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if k not in ("config", "profile") and v is not None and v is not False and v != []}
 
 
+def _given(ctx: typer.Context, skip: tuple[str, ...] = (), rename: dict[str, str] | None = None) -> dict[str, Any]:
+    """The options the user gave on the command line, by their settings names: Typer's own record
+    of where each value came from (a default is not given; config and profile are sources, not
+    settings)."""
+    out: dict[str, Any] = {}
+    for name, value in ctx.params.items():
+        source = ctx.get_parameter_source(name)
+        if name in skip or source is None or source.name == "DEFAULT":
+            continue
+        out[(rename or {}).get(name, name)] = value
+    return out
+
+
 def _api_key_hint(api_key: str | None) -> None:
     """A key given as a flag is in this machine's process list (ps) for as long as the run lasts."""
     if api_key is not None:
@@ -292,6 +305,7 @@ def _targets(hosts: list[str] | None, targets_file: Path | None) -> list[str]:
 
 @app.command()
 def wait(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     worker: WorkerOpt = None,
     targets_file: TargetsFileOpt = None,
@@ -335,45 +349,15 @@ def wait(
     from coldwatch.settings import resolve
 
     _api_key_hint(api_key)
-    flags = _flags(
-        workers=worker,
-        parallel=parallel,
-        min_ready=min_ready,
-        fail_fast=fail_fast,
-        unit=unit,
-        log_cmd=log_cmd,
-        gpu_cmd=gpu_cmd,
-        url=url,
-        model=model,
-        api_key=api_key,
-        timeout=timeout,
-        interval=interval,
-        stall_after=stall_after,
-        pid=pid,
-        check=check,
-        output=output,
-        accept_new_host_key=accept_new_host_key,
-        insecure=insecure,
-        max_restarts=max_restarts,
-        engine=engine,
-        rules=rules,
-        target=target,
-        reconnect_for=reconnect_for,
-        junit=junit,
-        container=container,
-        runtime=runtime,
-        port=port,
-    )
+    flags = _given(ctx, skip=("hosts", "targets_file", "config", "profile"), rename={"worker": "workers"})
     targets = _targets(hosts, targets_file)
     if len(targets) <= 1:
         one = targets[0] if targets else None
-        s = resolve({**flags, "host": one}, config, profile, target=one)
-        _RUN["settings"] = s
+        _RUN["settings"] = s = resolve({**flags, "host": one}, config, profile, target=one)
         raise typer.Exit(int(run_wait(s)))
     if flags.get("workers"):
         raise ConfigError("--worker: a multi-node server has one head HOST; for several servers use [targets.NAME] workers = [...]")
-    base = resolve(flags, config, profile)
-    _RUN["settings"] = base
+    _RUN["settings"] = base = resolve(flags, config, profile)
 
     def settings_for(t: str) -> Settings:
         return resolve({**flags, "host": t}, config, profile, target=t)
@@ -383,6 +367,7 @@ def wait(
 
 @app.command()
 def status(
+    ctx: typer.Context,
     host: HostArg = None,
     unit: UnitOpt = None,
     log_cmd: LogCmdOpt = None,
@@ -414,25 +399,7 @@ def status(
     from coldwatch.commands import run_status
     from coldwatch.settings import resolve
 
-    flags = _flags(
-        host=host,
-        unit=unit,
-        log_cmd=log_cmd,
-        gpu_cmd=gpu_cmd,
-        url=url,
-        model=model,
-        api_key=api_key,
-        output=output,
-        accept_new_host_key=accept_new_host_key,
-        insecure=insecure,
-        engine=engine,
-        container=container,
-        runtime=runtime,
-        port=port,
-        pid=pid,
-        max_restarts=max_restarts,
-        rules=rules,
-    )
+    flags = _given(ctx, skip=("config", "profile", "stacks"))
     s = resolve(flags, config, profile, target=host)
     _RUN["settings"] = s
     raise typer.Exit(int(run_status(s, stacks=stacks)))

@@ -185,6 +185,18 @@ def total_based(base: Baseline | None, now: float) -> float | None:
     return max(base.total - now, 0.0)
 
 
+_VERSION = (re.compile(r"vLLM API server version ([\w.+-]{1,40})"), re.compile(r"LLM engine \(v([\w.+-]{1,40})\)"))
+
+
+def launch_version(text: str) -> str | None:
+    """The engine version a start's banner names (vLLM's API server and engine lines)."""
+    for pattern in _VERSION:
+        m = pattern.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
 def launch_info(text: str) -> tuple[str | None, int | None]:
     """The model path and TP size a server's argument banner names (SGLang ServerArgs, vLLM args)."""
     m = _MODEL.search(text)

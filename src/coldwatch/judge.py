@@ -196,6 +196,8 @@ class Judge:
         self.foreign: tuple[int, str] | None = None
         self.held = False
         self._actions: list[Action] = []
+        self.version: str | None = None
+        self._launched: tuple[str | None, str | None, int | None, str | None] = (None, None, None, None)
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
         self.bw = bandwidth.Tracker()
@@ -312,6 +314,8 @@ class Judge:
         if self.p.tail:
             self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300], "rank": line.rank})
         signals = self.c.feed(line)
+        if self.p.launch:
+            self._launch(line.text, t)
         if signals:
             for sig in signals:
                 if sig.kind == "start" and self._log_restart(t):
@@ -320,6 +324,17 @@ class Judge:
                 self._signal(sig, t)
         if self.failed_at is not None or self.p.stall_after or self.p.timeout:
             self.tick(t)
+
+    def _launch(self, text: str, t: float) -> None:
+        """What the start's banner says of the server (engine, model, TP size, version), for the
+        panel's header: an internal ``_launch`` event whenever it learns more."""
+        if self.version is None and ("vLLM" in text or "LLM engine (v" in text):
+            self.version = eta.launch_version(text)
+        now = (self.c.state.engine, self.etas.model, self.etas.tp, self.version)
+        if now != self._launched:
+            self._launched = now
+            engine, model, tp, version = now
+            self._events.append({"event": "_launch", "t": round(t, 3), "engine": engine, "model": model, "tp": tp, "version": version})
 
     def _log_restart(self, t: float) -> bool:
         """A start marker after the start got somewhere, with no supervisor to say so: a restart."""
@@ -658,6 +673,7 @@ class Judge:
         if took >= SLOW_FACTOR * med and took - med >= SLOW_FLOOR:
             self.slow_warned.add(phase)
             self.emit("warning", t, message=f"{phase} slower than usual: {took:.0f}s vs median {med:.0f}s")
+            self._events.append({"event": "_slow", "t": round(t, 3), "phase": phase})
 
     def eta(self) -> float | None:
         """Seconds until ready by the per-phase estimate (eta.py); None without history."""

@@ -95,6 +95,7 @@ class Monitor:
         wall: Callable[[], float] = time.time,
         workers: list[tuple[str, Settings, Host | None, str | None]] | None = None,
         idle: float = IDLE,
+        queue_max: int = QUEUE_MAX,
     ) -> None:
         """``workers``: the other nodes of a multi-node server as (name, settings, host or None,
         why it could not be reached). ``now``/``wall``: the watch's clocks (a fake one in tests)."""
@@ -107,7 +108,7 @@ class Monitor:
         self.multi = bool(workers)
         recs = history.load()
         baseline = history.baseline(settings.target_name(), records=recs)
-        self.q: queue.Queue[tuple[int, Reading | _Cancel, int]] = queue.Queue(maxsize=QUEUE_MAX)
+        self.q: queue.Queue[tuple[int, Reading | _Cancel, int]] = queue.Queue(maxsize=queue_max)
         self.nodes: list[Node] = []
         self._add(settings.host or "localhost", settings, host, None, self._judge(settings, baseline, http=True, records=recs), head=True)
         for name, ws, wh, why in workers or []:

@@ -292,12 +292,21 @@ class ListSink:
 class Watch:
     """The real ``wait`` driver on a thread, on a fake clock, over a fake host."""
 
-    def __init__(self, s: Settings, host: Any, clock: FakeClock | None = None, workers: list[Any] | None = None) -> None:
+    def __init__(
+        self,
+        s: Settings,
+        host: Any,
+        clock: FakeClock | None = None,
+        workers: list[Any] | None = None,
+        sinks: list[Any] | None = None,
+        **kw: Any,
+    ) -> None:
         from coldwatch.monitor import Monitor
 
         self.clock = clock or FakeClock()
         self.sink = ListSink()
-        self.monitor = Monitor(s, host, [self.sink], now=self.clock.now, wall=self.clock.wall, workers=workers, idle=0.005)
+        every = [self.sink, *(sinks or [])]
+        self.monitor = Monitor(s, host, every, now=self.clock.now, wall=self.clock.wall, workers=workers, idle=0.005, **kw)
         self._result: dict[str, Any] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="coldwatch-watch", daemon=True)

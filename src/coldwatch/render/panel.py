@@ -9,7 +9,6 @@ the panel fits. Every row is one line: long text ends in an ellipsis, never wrap
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,9 +22,6 @@ from coldwatch import sanitise
 from coldwatch.phases.rules import PHASES
 from coldwatch.render.plain import size
 
-SLOW_RATIO = 1.5
-SLOW_MARGIN = 30.0
-"""A phase is slower than usual when it took at least SLOW_RATIO x its median and SLOW_MARGIN s more."""
 QUIET_AFTER = 10.0
 """Seconds of silent log after which the panel says what else shows the server is alive."""
 LOG_LINES = 5
@@ -201,6 +197,7 @@ class PanelState:
     load_line: str = ""  # why the weight load runs at its speed (bandwidth.py), latest interval
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per node or fleet target
     ranks: list[dict[str, Any]] = field(default_factory=list)  # each rank's state, once a start stops moving
+    slow_phases: set[str] = field(default_factory=set)  # the phases the judge found slower than usual
     result: dict[str, Any] | None = None
 
     # ---- folding events --------------------------------------------------------------
@@ -224,6 +221,10 @@ class PanelState:
             self.jit = [clean(n) for n in ev.get("names") or []]
         elif kind == "_info":
             self._info(ev)
+        elif kind == "_launch":
+            self._launch(ev)
+        elif kind == "_slow":
+            self.slow_phases.add(str(ev.get("phase")))
         elif kind == "eta":
             self.eta = ev
         elif kind in ("_load", "load"):
@@ -266,7 +267,6 @@ class PanelState:
         self.last_log_t = t
         if not text:
             return
-        self._infer(text)
         is_bar = "% Completed" in text or "%|" in text
         if is_bar and self.log and ("% Completed" in self.log[-1].text or "%|" in self.log[-1].text):
             self.log[-1] = LogEntry(text)
@@ -279,18 +279,13 @@ class PanelState:
                 return
         self.log.append(LogEntry(text, 1, {rank} if rank else set()))
 
-    def _infer(self, text: str) -> None:
-        """Engine, version, model and TP size from the start's own banner lines, when not given."""
-        if "ServerArgs(" in text:
-            self.engine = self.engine or "sglang"
-        elif "vLLM" in text or "LLM engine (v" in text:
-            self.engine = self.engine or "vllm"
-        for pattern, key in _INFER:
-            if getattr(self, key) is None:
-                m = pattern.search(text)
-                if m:
-                    value = clean(m.group(1))[:120]
-                    setattr(self, key, int(value) if key == "tp" else value)
+    def _launch(self, ev: dict[str, Any]) -> None:
+        """What the judge read of the server from its banner, where the watch was not told."""
+        for key in ("engine", "version", "model"):
+            if getattr(self, key) is None and isinstance(ev.get(key), str):
+                setattr(self, key, clean(ev[key])[:120])
+        if self.tp is None and isinstance(ev.get("tp"), int):
+            self.tp = ev["tp"]
 
     def _info(self, ev: dict[str, Any]) -> None:
         for key in ("target", "unit", "container", "engine", "version", "model"):
@@ -337,23 +332,13 @@ class PanelState:
         return (end if end is not None else self.t) - self.started[ph]
 
     def slow(self, ph: str) -> bool:
-        d, med = self.duration(ph), self.baseline.get(ph)
-        return d is not None and med is not None and d >= SLOW_RATIO * med and d - med >= SLOW_MARGIN
+        """The judge found the phase slower than usual (its ``_slow`` event)."""
+        return ph in self.slow_phases
 
     def failed_mark(self) -> str | None:
         if self.result is None or self.result.get("outcome") == "ready":
             return None
         return "■" if self.result.get("outcome") == "interrupted" else "✗"
-
-
-_INFER = (
-    (re.compile(r"model_path='([^']+)'"), "model"),
-    (re.compile(r"\bmodel='([^']+)'"), "model"),
-    (re.compile(r"\btp_size=(\d{1,4})\b"), "tp"),
-    (re.compile(r"\btensor_parallel_size=(\d{1,4})\b"), "tp"),
-    (re.compile(r"vLLM API server version ([\w.+-]{1,40})"), "version"),
-    (re.compile(r"LLM engine \(v([\w.+-]{1,40})\)"), "version"),
-)
 
 
 # ---- blocks ------------------------------------------------------------------------------
