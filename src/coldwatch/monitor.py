@@ -260,7 +260,12 @@ class Monitor:
         was taken as the start stopped moving)."""
         for n in self.nodes:
             if n.probe is not None and n.blind is None and n.probe.control.pid is not None:
-                n.judge.observe(n.probe.stacks_now(budget=4.0), self.t())
+                try:
+                    sample = n.probe.stacks_now(budget=4.0)
+                except Exception as exc:  # noqa: BLE001 - the verdict stands without its stacks
+                    n.judge.warn("stacks", f"stack sample failed: {type(exc).__name__}: {exc}", self.t())
+                    continue
+                n.judge.observe(sample, self.t())
 
     def step(self) -> None:
         """One reading (or, after ``idle`` seconds without one, the time) to the judges."""
