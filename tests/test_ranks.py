@@ -228,3 +228,16 @@ def test_the_engines_own_words_about_ranks() -> None:
         j.line(line, 1.0)
     j.tick(10.0)
     assert "the log: TP1 finished loading, other ranks did not" in j.result(10.0)["reason"]
+
+
+def test_a_busy_helper_process_keeps_the_ranks_alive() -> None:
+    """Ranks waiting on their own worker processes (an inductor compile pool, a loader child) are not stuck."""
+    data = json.loads((FIX / "busy.json").read_text())
+    helper = next(p for p in data["procs"] if p["title"].startswith("sglang::scheduler_TP0"))
+    hang = json.loads((FIX / "hang.json").read_text())
+    hang["procs"].append({**helper, "pid": 99999, "title": "/opt/venv/bin/python -m torch._inductor.compile_worker", "dump": None})
+    w = ranks.RankWatch()
+    w.feed(parse_sample(json.dumps(hang)), 5.0)
+    assert w.quiet_since is None
+    w.feed(sample("hang"), 10.0)
+    assert w.quiet_since == 10.0

@@ -397,6 +397,14 @@ def _say(s: RankState, with_nodes: bool) -> str:
     return f"{s.node} {text}" if with_nodes and s.node else text
 
 
+def helpers_busy(sample: StackSample) -> bool:
+    """A process of the tree that is not a rank burns CPU (a compile worker pool, a loader child):
+    the ranks may wait on it, so the start is working."""
+    if not any(rank_of(p.title) is not None for p in sample.procs):
+        return False  # without rank titles every process is classified as one already
+    return any(p.alive and rank_of(p.title) is None and sum(t.cpu_pct for t in p.threads) >= WORKING_CPU for p in sample.procs)
+
+
 def no_frames_hint(sample: StackSample) -> bool:
     """True when py-spy would have shown frames (it is not on the host, or saw none)."""
     return sample.pyspy is None or not any(p.pyspy for p in sample.procs)
@@ -471,7 +479,7 @@ class RankWatch:
                 self.frames_seen[s.pid] = s.frames
         self.states = states
         self.pyspy = not no_frames_hint(sample)
-        if working(states) or changed:
+        if working(states) or changed or helpers_busy(sample):
             self.quiet_since = None
         elif self.quiet_since is None:
             self.quiet_since = t
