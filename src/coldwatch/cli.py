@@ -409,6 +409,9 @@ def status(
     max_restarts: MaxRestartsOpt = None,
     rules: RulesOpt = None,
     report: ReportOpt = None,
+    stacks: Annotated[
+        bool, typer.Option("--stacks", help="Also sample every rank's stack (py-spy on the host, else /proc) and print it.")
+    ] = False,
 ) -> None:
     """One snapshot: phase now, GPU memory, HTTP state, last causal log line; no waiting. The
     outcome and exit code are the judge's that `wait` uses (same grace, restart and death rules)."""
@@ -416,10 +419,10 @@ def status(
     from coldwatch.commands import run_status
     from coldwatch.settings import resolve
 
-    flags = _given(ctx, skip=("config", "profile"))
+    flags = _given(ctx, skip=("config", "profile", "stacks"))
     s = resolve(flags, config, profile, target=host)
     _RUN["settings"] = s
-    raise typer.Exit(int(run_status(s)))
+    raise typer.Exit(int(run_status(s, stacks=stacks)))
 
 
 @app.command()
@@ -440,6 +443,7 @@ def history(
 
 DEMO_SCENARIOS = (
     "ready | oom | hang | restart | crash_once | slow | silent_death | error_body | silent_load | jit_busy | hang_load | barrier | nccl"
+    " | rank_hang (one rank hangs, the other waits in all_reduce: real rank processes) | rank_loading | rank_busy"
 )
 
 
@@ -478,7 +482,7 @@ def demo(
         raise ConfigError(f"--scenario: expected one of {', '.join(SCENARIOS)}, got {scenario!r}")
     if not 0.01 <= speed <= 100:
         raise ConfigError(f"--speed: expected a factor between 0.01 and 100, got {speed}")
-    default_stall = "20s" if scenario in ("hang", "hang_load", "barrier") else None
+    default_stall = "20s" if scenario in ("hang", "hang_load", "barrier", "rank_hang", "rank_loading", "rank_busy") else None
     s = _settings(
         _flags(
             output=output,

@@ -177,7 +177,7 @@ STATUS_HTTP_BUDGET = 15.0
 """Seconds `status` gives the HTTP ladder, however slowly the server answers."""
 
 
-def status_snapshot(settings: Settings, host: Host) -> dict[str, Any]:
+def status_snapshot(settings: Settings, host: Host, stacks: bool = False) -> dict[str, Any]:
     """One snapshot: one sample of each stream (supervisor, the log of the current start so far,
     GPUs, the process tree, one HTTP probe) fed to the judge ``wait`` uses; its outcome and exit
     code are that judge's, with the same grace, restart and death rules; no waiting."""
@@ -194,8 +194,15 @@ def status_snapshot(settings: Settings, host: Host) -> dict[str, Any]:
     for reading in probe.once(STATUS_HTTP_BUDGET):
         probe.apply(j.observe(reading, 0.0))
     v = j.settle(0.0)
+    if stacks:  # status --stacks: every rank's stack now
+        if probe.control.pid is None:
+            j.warn("stacks", "--stacks: the server's main PID is not known (give --pid, or --unit for its supervisor)", 0.0)
+        else:
+            j.observe(probe.stacks_now(), 0.0)
     snap = {**event("status", 0.0, time.time()), **j.snapshot()}
     drained = j.drain()
+    if stacks:
+        snap["ranks"] = [r.as_dict() for r in j.status().ranks]
     snap["warnings"] = [ev["message"] for ev in drained if ev["event"] == "warning"]
     snap["exit_code"] = int(v.exit_code) if v is not None else int(ExitCode.TIMEOUT)
     for x in extra:
@@ -205,13 +212,13 @@ def status_snapshot(settings: Settings, host: Host) -> dict[str, Any]:
     return snap
 
 
-def run_status(settings: Settings) -> ExitCode:
+def run_status(settings: Settings, stacks: bool = False) -> ExitCode:
     """``status``: the snapshot, as JSON or for people; its exit code."""
     from coldwatch.hosts import open_host
 
     host = open_host(settings)
     try:
-        snap = status_snapshot(settings, host)
+        snap = status_snapshot(settings, host, stacks)
     finally:
         host.close()
     if choose_output(settings.output, sys.stdout) == "json":
@@ -220,6 +227,12 @@ def run_status(settings: Settings) -> ExitCode:
         from coldwatch.render.plain import print_status
 
         print_status(snap, sys.stdout)
+        for r in snap.get("ranks") or []:  # status --stacks: every rank's stack, innermost first
+            name = r["rank"] or f"pid {r['pid']}"
+            sys.stdout.write(f"{name} (pid {r['pid']}) {r['state']}{' in ' + r['where'] if r['where'] else ''}")
+            sys.stdout.write(f" ({r['detail']})\n" if r["detail"] else "\n")
+            for f in r["frames"]:
+                sys.stdout.write(f"    {f}\n")
     return ExitCode(snap["exit_code"])
 
 

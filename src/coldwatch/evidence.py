@@ -13,6 +13,7 @@ from typing import Any
 
 from coldwatch.bandwidth import IoSample, LoadTarget
 from coldwatch.normalise import LogLine
+from coldwatch.ranks import StackSample  # one stack sample of a node's server processes (probes/stacks.py)
 
 __all__ = [
     "Action",
@@ -262,18 +263,6 @@ class CheckResult:
     late: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class StackSample:
-    """Placeholder for one rank's stack sample (py-spy): the rank, its pid and its frames,
-    innermost last. The stall rule that reads these arrives with the stacks probe."""
-
-    rank: str
-    pid: int | None
-    frames: tuple[str, ...] = ()
-    state: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 Reading = (
     LogLine
     | HttpState
@@ -328,7 +317,7 @@ class WatchPid:
 
 @dataclass(frozen=True, slots=True)
 class SampleStacks:
-    """Sample every rank's stack now (the stacks probe answers with ``StackSample`` readings)."""
+    """Sample every rank's stack now (the node's stacks probe answers with a ``StackSample``)."""
 
     reason: str = ""
 

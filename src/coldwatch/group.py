@@ -16,11 +16,13 @@ this module turns their states into the server's verdict:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from coldwatch.exitcodes import ExitCode
 from coldwatch.judge import Judge, NodeStatus
 from coldwatch.phases import PHASES
+from coldwatch.ranks import RankState, culprit, informative, summary
 from coldwatch.verdict import Outcome, Verdict
 
 GROUP_GRACE = 0.6
@@ -132,6 +134,10 @@ class GroupJudge:
                 None,
                 f"not ready after {self.timeout:g}s; slowest node {_where(slow)} in {ss.shown_phase}{_progress(ss)}",
             )
+        if self.verdict is not None and self.verdict.outcome == "timeout" and self.rank_states():
+            self.verdict = dataclasses.replace(
+                self.verdict, reason=f"{self.verdict.reason}; {summary(self.rank_states(), with_nodes=True)}"
+            )
         return self.verdict
 
     def _failed(self, failed: list[NodeView]) -> Verdict:
@@ -148,9 +154,15 @@ class GroupJudge:
         return Verdict(Outcome.FAILED, ExitCode.FAILED, v.phase, v.failure_kind, f"node {_where(root)}: {v.reason}{also}")
 
     def _laggard(self) -> NodeView:
-        """The node holding the others up: one stuck part-way through a progress bar first, then the
-        one in the earliest phase, then the one whose last sign of life is oldest."""
+        """The node holding the others up: the one whose rank the ranks' stacks name (blocked, gone, or
+        working while the others wait), else one stuck part-way through a progress bar, then the one
+        in the earliest phase, then the one whose last sign of life is oldest."""
         seen = [n for n in self.nodes if n.blind is None] or self.nodes
+        lag = culprit(self.rank_states())
+        if lag is not None and lag.state != "waiting":
+            named = [n for n in seen if n.name == lag.node]
+            if named:
+                return named[0]
 
         def key(n: NodeView) -> tuple[int, int, float]:
             s = n.judge.status()
@@ -169,7 +181,15 @@ class GroupJudge:
             if n is not lag
         )
         reason = f"{_where(lag)} in {ls.shown_phase}{_progress(ls)}, {_liveness(ls, t)}" + (f"; {rest}" if rest else "")
+        states = self.rank_states()
+        if states:  # the ranks' stacks name the culprit, whatever the phases say
+            reason = f"{summary(states, with_nodes=True)}; {reason}"
         return Verdict(Outcome.STALLED, ExitCode.STALLED, ls.last_phase, None, reason)
+
+    def rank_states(self) -> list[RankState]:
+        """Every node's ranks as their last stack sample saw them, with what each log says."""
+        states = [s for n in self.nodes for s in n.judge.status().ranks]
+        return states if informative(states) else []
 
     def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         if self.verdict is None:

@@ -37,6 +37,7 @@ from coldwatch.evidence import (
     Reconnected,
     Rescope,
     SamplerOff,
+    SampleStacks,
     ServedAt,
     StackSample,
     SupervisorReading,
@@ -46,6 +47,7 @@ from coldwatch.evidence import (
 from coldwatch.exitcodes import ExitCode
 from coldwatch.phases import Classifier, RuleSet, Signal, State
 from coldwatch.probes.parse import COMPILERS
+from coldwatch.ranks import RankState, RankWatch, informative
 from coldwatch.verdict import Outcome, Verdict, result_line
 
 __all__ = ["DEATH_GRACE", "FAIL_GRACE", "FAST_FOR", "RESTART_WAIT", "Judge", "NodeStatus", "Policy", "Verdict"]
@@ -131,6 +133,8 @@ class NodeStatus:
     rank_tags: tuple[str, ...]
     """The rank tags the log showed (TP0, TP8 ...)."""
     verdict: Verdict | None
+    ranks: tuple[RankState, ...] = ()
+    """Each rank's state as the last stack sample saw it, with what the log says (ranks.py)."""
 
     @property
     def shown_phase(self) -> str:
@@ -192,14 +196,14 @@ class Judge:
         self.foreign: tuple[int, str] | None = None
         self.held = False
         self._actions: list[Action] = []
-        self.stacks: dict[str, StackSample] = {}
-        """The latest stack sample per rank (read by the stall rule of the stacks probe)."""
         self.version: str | None = None
         self._launched: tuple[str | None, str | None, int | None, str | None] = (None, None, None, None)
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
         self.bw = bandwidth.Tracker()
         self.etas = eta.Tracker(policy.history, policy.target, policy.launch, total=policy.baseline.get("total"))
+        self.ranks = RankWatch(engine=engine)
+        """The ranks' stacks (ranks.py): who works, who waits, who holds the others up."""
 
     @property
     def state(self) -> State:
@@ -275,7 +279,7 @@ class Judge:
         elif isinstance(r, CheckResult):
             self.check(r.name, r.ok, r.detail, t, r.late)
         elif isinstance(r, StackSample):
-            self.stacks[r.rank] = r
+            self._stacks(r, t)
 
     def actions(self) -> list[Action]:
         """The actions asked for since the last call (``observe`` returns them; a driver that
@@ -304,6 +308,7 @@ class Judge:
             line = dataclasses.replace(line, t=t)
         self.now = t
         self.evidence["log"] = t
+        self.ranks.note_line(line.text)
         if self.etas.want_launch:
             self.etas.line(line.text)
         if self.p.tail:
@@ -580,13 +585,17 @@ class Judge:
             return self._decide(self.unfinished(Outcome.TIMEOUT, ExitCode.TIMEOUT, f"not ready after {self.p.timeout:g}s", t))
         self._check_slow(st.phase, t)
         self._eta_event(t)
+        if self.pid is not None and self.ranks.due(t, self.evidence, self.p.stall_after):
+            self.ranks.pending = True  # no progress for a while: where are the ranks?
+            self._act(SampleStacks("no progress"))
         if self.p.stall_after:
             budget = max(self.p.stall_after, SLOW_FACTOR * self.p.baseline.get(st.phase, 0.0))
-            last = max(self.evidence.values(), default=0.0)
+            last = self.ranks.last_life(self.evidence)
             if t - last >= budget:
                 ages = ", ".join(f"{k} {t - v:.0f}s ago" for k, v in sorted(self.evidence.items(), key=lambda kv: -kv[1]))
                 msg = f"no liveness evidence for {t - last:.0f}s (budget {budget:.0f}s) in {st.phase}; last: {ages or 'none ever'}"
-                self.emit("stall", t, message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()})
+                msg, extra = self.ranks.stall_words(msg, st, t, self.evidence, budget)
+                self.emit("stall", t, message=msg, evidence={k: round(t - v, 1) for k, v in self.evidence.items()}, **extra)
                 return self._decide(Verdict(Outcome.STALLED, ExitCode.STALLED, st.last_phase(), None, msg))
         return None
 
@@ -688,9 +697,19 @@ class Judge:
         """The result line for the verdict (``finish`` first when there is none)."""
         v = self.verdict or self.finish(t)
         st = self.c.state
+        v, more = self.ranks.verdict_words(v, st)
         if st.engine_timings:  # the engine's own per-phase figures, beside coldwatch's
             extra.setdefault("engine_timings", st.engine_timings)
-        return result_line(v, t, self.epoch0, st.timeline(), **extra)
+        return result_line(v, t, self.epoch0, st.timeline(), **more, **extra)
+
+    def _stacks(self, sample: StackSample, t: float) -> None:
+        """One stack sample of the server's processes (probes/stacks.py)."""
+        self.now = t
+        for key, message in self.ranks.observe(sample, t, self.pid, self.evidence):
+            self.warn(key, message, t)
+        states = self.ranks.annotated(self.state)
+        if informative(states):  # the panel's rank lines
+            self._events.append({"event": "_ranks", "t": round(t, 3), "ranks": [r.as_dict() for r in states]})
 
     def status(self) -> NodeStatus:
         """A frozen view of where the start stands."""
@@ -709,6 +728,7 @@ class Judge:
             gpu_mem=(used, total) if total else None,
             rank_tags=tuple(r for r in st.rank_phase if r),
             verdict=self.verdict,
+            ranks=tuple(self.ranks.annotated(st)),
         )
 
     def settle(self, t: float) -> Verdict | None:

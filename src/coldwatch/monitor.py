@@ -131,6 +131,7 @@ class Monitor:
                 tag=f"-{name}" if self.multi else "",
                 where=f"node {name}: " if self.multi else "",
             )
+        judge.ranks.node = name  # the node its ranks are on, in verdicts and the result's ranks
         self.nodes.append(Node(name, s, probe, judge, head, blind))
 
     def _judge(self, s: Settings, baseline: dict[str, float], http: bool, records: list[dict[str, Any]] | None = None) -> Judge:
@@ -239,6 +240,13 @@ class Monitor:
             self.end(Outcome.UNREACHABLE, ExitCode.UNREACHABLE, str(exc))
         finally:
             self.close()
+        if self.verdict is not None and self.verdict.outcome not in (
+            Outcome.READY,
+            Outcome.STALLED,
+            Outcome.UNREACHABLE,
+            Outcome.INTERRUPTED,
+        ):
+            self.final_stacks()
         if self.verdict is not None and self.verdict.outcome == "ready" and self.s.check:
             self.run_checks()
         self.flush()
@@ -246,6 +254,18 @@ class Monitor:
         self.record(res)  # before the result: a history warning never follows the result line
         self.emit(res)
         return res
+
+    def final_stacks(self) -> None:
+        """Every non-ready verdict says where the ranks are: one stack sample per node now (a stall's
+        was taken as the start stopped moving)."""
+        for n in self.nodes:
+            if n.probe is not None and n.blind is None and n.probe.control.pid is not None:
+                try:
+                    sample = n.probe.stacks_now(budget=4.0)
+                except Exception as exc:  # noqa: BLE001 - the verdict stands without its stacks
+                    n.judge.warn("stacks", f"stack sample failed: {type(exc).__name__}: {exc}", self.t())
+                    continue
+                n.judge.observe(sample, self.t())
 
     def step(self) -> None:
         """One reading (or, after ``idle`` seconds without one, the time) to the judges."""
@@ -296,6 +316,9 @@ class Monitor:
         if self.group is None:
             return j.result(self.t(), **extra)
         v = self.group.verdict or self.group.end(Outcome.INCOMPLETE, ExitCode.TIMEOUT, "the watch ended", self.t())
+        states = self.group.rank_states() if v.outcome != Outcome.READY else []
+        if states:
+            extra["ranks"] = [r.as_dict() for r in states]
         return result_line(v, self.t(), self.epoch0, j.state.timeline(), nodes=self.group.node_results(), **extra)
 
     def cancel(self, why: str) -> None:

@@ -38,10 +38,16 @@ SCENARIOS = (
     "hang_load",
     "barrier",
     "nccl",
+    "rank_hang",
+    "rank_busy",
+    "rank_loading",
 )
 """hang_load: the bar stops mid-way and the node goes silent; barrier: the node loads its weights,
 then waits silently for a peer (a head whose worker never catches up); nccl: an NCCL error in
-distributed init."""
+distributed init; rank_hang: two real rank processes (sglang::scheduler_TP0/TP1), TP1 hung in a read
+under load_weights at 40 % of its shards while TP0 spins in all_reduce waiting for it (GPUs 100 %);
+rank_loading: the same, but TP1 still works (CPU) in load_weights; rank_busy: both ranks compute in
+silence (a compile-like capture)."""
 MODEL = "moonshotai/Kimi-K2.6"
 TP = 8
 GPU_TOTAL = 97871  # MiB, a 96 GB card
@@ -81,6 +87,8 @@ class Sim:
         self.stop = threading.Event()
         self.with_invocation = True
         self.model_path: Path | None = None
+        self.rank_user: str | None = None
+        self.node_ranks = 2
         self.started = time.time() - 1
         self.node_rank = 0  # a worker node (> 0) logs ranks from node_rank * gpus and serves no HTTP
         self.jitter = jitter
@@ -324,6 +332,13 @@ class Sim:
             self.unit("activating", "auto-restart", "exit-code", 1)
             self.sleep(1.0)
             return False
+        if sc in ("rank_hang", "rank_loading"):
+            self.spawn_ranks(("collective", "hung_read" if sc == "rank_hang" else "loading"))
+            self.bar("Multi-thread loading shards", 10, 3.0, mem_to=40000, stop_at=4)
+            self.log("Load weight end. elapsed=3.10 s, type=KimiK25ForConditionalGeneration, avail mem=17.20 GB, mem usage=77.51 GB.", 0)
+            self.set_mem(self.mem[0], 100)  # TP0's NCCL kernel polls: 100 % utilisation, nothing moves
+            while True:
+                time.sleep(1)
         if sc == "silent_load":
             self.silent_read(12.0)
         elif sc == "hang_load":
@@ -361,6 +376,11 @@ class Sim:
             "Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, bs=[1, 2, 4, 8, 16, 32, 48, 64], avail mem=9.60 GB"
         )
         self.set_mem(87400, 90)
+        if sc == "rank_busy":  # every rank computes in silence: slow, not stuck
+            self.spawn_ranks(("busy", "busy"))
+            self.set_mem(87400, 0)
+            while True:
+                time.sleep(1)
         if sc == "jit_busy":  # a FlashInfer-style JIT inside capture: silent log, GPUs idle, a compiler busy
             self.set_mem(87400, 0)
             self.busy_child(14.0)
@@ -421,6 +441,15 @@ class Sim:
         self.log('INFO:     127.0.0.1:48924 - "POST /generate HTTP/1.1" 200 OK')
         self.log("The server is fired up and ready to roll!")
         return True
+
+    def spawn_ranks(self, roles: tuple[str, ...]) -> None:
+        """Real rank processes titled like SGLang's schedulers (simranks.py), children of this one."""
+        from coldwatch import simranks
+
+        python = "/usr/bin/python3" if self.rank_user and os.path.exists("/usr/bin/python3") else None
+        n = self.node_ranks  # of the server's ranks, this node runs n from node_rank * n
+        for rank, role in list(enumerate(roles))[self.node_rank * n : (self.node_rank + 1) * n]:
+            simranks.spawn(f"sglang::scheduler_TP{rank}", role, rank, len(roles), self.dir, python, self.rank_user)
 
     def silent_read(self, seconds: float) -> None:
         """Weight load with the bar hidden (journald style): the process reads the shards from disk,
@@ -524,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bind", default="127.0.0.1", help="address the HTTP server binds (0.0.0.0 in a container)")
     ap.add_argument("--scenario-file", type=Path, help="read the scenario from this file at start (a restarted container may run another)")
     ap.add_argument("--fatal-exit", type=int, help="exit status of a failed start (default: the scenario's)")
+    ap.add_argument("--rank-user", help="run the rank scenarios' rank processes as this user (py-spy over SSH as that user)")
+    ap.add_argument("--node-ranks", type=int, default=2, help="rank processes on this node in the rank scenarios (1: split over nodes)")
     ap.add_argument("--stay-alive", action="store_true", help="after a fatal line the process lives on (the log alone says it failed)")
     a = ap.parse_args(argv)
     if a.scenario_file is not None:
@@ -546,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
     sim.stay_alive = a.stay_alive
     sim.model_path = a.model_path
     sim.node_rank = a.node_rank
+    sim.rank_user = a.rank_user
+    sim.node_ranks = a.node_ranks
 
     def on_term(*_: Any) -> None:
         sim.unit("inactive", "dead")

@@ -42,6 +42,7 @@ from coldwatch.evidence import (
     SamplerOff,
     SampleStacks,
     ServedAt,
+    StackSample,
     SupervisorReading,
     SupervisorState,
     WatchPid,
@@ -49,6 +50,7 @@ from coldwatch.evidence import (
 from coldwatch.hosts.base import Follower, Host, RunResult, q
 from coldwatch.http import Ladder, make_client
 from coldwatch.normalise import Normaliser, split_records
+from coldwatch.probes import stacks
 from coldwatch.probes.log import LogSource
 from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample, proc_from_dict
 from coldwatch.probes.sampler import SamplerRecord, parse_record, sampler_command
@@ -284,6 +286,25 @@ class NodeProbe:
             self.spawn("ping", self._ping_thread)
         if self.http:
             self.spawn("http", self._http_thread)
+        self.spawn("stacks", self._stacks_thread)
+
+    def _stacks_thread(self) -> None:
+        """A stack sample of the server's processes whenever the judge asks (SampleStacks)."""
+        while not self.stop.is_set():
+            if not self.control.stacks_wanted.wait(1.0):
+                continue
+            self.control.stacks_wanted.clear()
+            if not self.stop.is_set():
+                self.emit(self.stacks_now())
+
+    def stacks_now(self, budget: float = stacks.BUDGET) -> StackSample:
+        """One stack sample now (probes/stacks.py), on this thread."""
+        if self.control.pid is None:
+            return StackSample((), errors=("stack sample: the server's main PID is not known",))
+        try:
+            return stacks.take(self.host, self.control.pid, budget=budget)
+        except UnreachableError as exc:
+            return StackSample((), errors=(f"stack sample: {exc}",))
 
     def close(self) -> None:
         self.stop.set()

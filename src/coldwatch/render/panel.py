@@ -196,6 +196,7 @@ class PanelState:
     eta: dict[str, Any] | None = None  # the judge's last per-phase estimate (an ``eta`` event)
     load_line: str = ""  # why the weight load runs at its speed (bandwidth.py), latest interval
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per node or fleet target
+    ranks: list[dict[str, Any]] = field(default_factory=list)  # each rank's state, once a start stops moving
     slow_phases: set[str] = field(default_factory=set)  # the phases the judge found slower than usual
     result: dict[str, Any] | None = None
 
@@ -232,6 +233,10 @@ class PanelState:
             self.rows = list(ev.get("rows") or [])
         elif kind in ("warning", "stall"):
             self.warnings.append(clean(ev.get("message") or ""))
+            if ev.get("ranks"):
+                self.ranks = [r for r in ev["ranks"] if isinstance(r, dict)]
+        elif kind == "_ranks":
+            self.ranks = [r for r in ev.get("ranks") or [] if isinstance(r, dict)]
         elif kind == "result":
             self._result(ev, t)
 
@@ -651,6 +656,31 @@ def render_rows(rows: list[dict[str, Any]], w: int, mode: str = "full") -> list[
     return out
 
 
+RANK_STYLE = {"working": "green", "waiting": "yellow", "blocked": "bold red", "dead": "bold red", "idle": "dim"}
+RANK_LINES = 8
+
+
+def ranks_block(s: PanelState, w: int) -> list[Text]:
+    """One line per rank (its node, state and where it sits), once a start stopped moving and its
+    stacks were sampled: 'TP1  blocked  read_shard ← load_weights'."""
+    if not s.ranks:
+        return []
+    multi = len({r.get("node") for r in s.ranks}) > 1
+    out = []
+    for r in s.ranks[:RANK_LINES]:
+        state = clean(r.get("state") or "?")
+        name = clean(r.get("rank") or f"pid {r.get('pid')}")
+        if multi and r.get("node"):
+            name = f"{clean(r.get('node'))} {name}"
+        where = clean(r.get("where") or "")
+        detail = clean(r.get("detail") or "")
+        text = where + (f" ({detail})" if detail else "")
+        out.append(line(("  " + f"{name[:28]:<12} ", "bold"), (f"{state:<8} ", RANK_STYLE.get(state, "")), text, width=w))
+    if len(s.ranks) > RANK_LINES:
+        out.append(line(f"  … {len(s.ranks) - RANK_LINES} more ranks", width=w, style="dim"))
+    return out
+
+
 # ---- the layout --------------------------------------------------------------------------
 def shrink_steps(s: PanelState) -> list[tuple[str, Any]]:
     """What to fold, in order, when the panel does not fit. GPUs that all read the same go straight
@@ -682,6 +712,7 @@ def body(s: PanelState, w: int, lv: Levels) -> list[Text]:
         *current_block(s, w, lv),
         *status_block(s, w),
         *warnings_block(s, w, lv.warnings),
+        *ranks_block(s, w),
         *phases_block(s, w, lv.phases),
         *render_rows(s.rows, w, lv.rows),
         *gpu_block(s, w, lv.gpu),
