@@ -21,7 +21,7 @@ from coldwatch.replay import read_chunks, replay
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 SHARED = Path(os.environ.get("COLDWATCH_SHARED_LOGS", ROOT.parent / "shared" / "fixtures" / "logs"))
-CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public"}
+CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public", "blind26": LOGS / "blind26"}
 
 
 @dataclass
