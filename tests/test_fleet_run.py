@@ -138,3 +138,30 @@ def test_table_only_keeps_the_table_and_the_verdict() -> None:
     for kind in ("_rows", "phase", "_tick", "warning", "target_result", "result"):
         t.emit({"event": kind})
     assert [e["event"] for e in inner.events] == ["_rows", "_tick", "result"]
+
+
+def test_the_worst_target_is_named_not_the_first_that_is_not_ready(servers: dict[str, str]) -> None:
+    from coldwatch.sim import free_port
+
+    urls = {**servers, "down": servers["r1"]}
+
+    def settings_for(t: str) -> Settings:
+        host = f"127.0.0.1:{free_port()}" if t == "down" else None  # nothing listens: unreachable (4) at once
+        return Settings(host=host, url=urls[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=1.5, target=t, record=False)
+
+    res = Fleet(["n1", "down"], settings_for, Settings(timeout=1.5), [Collect()]).run()
+    assert res["exit_code"] == 4 and res["outcome"] == "unreachable"  # 4 is more severe than 124
+    assert "first of the worst: down:" in res["reason"], res["reason"]
+
+
+def test_a_target_with_bad_settings_is_a_usage_error(servers: dict[str, str]) -> None:
+    from coldwatch.errors import ConfigError
+
+    def settings_for(t: str) -> Settings:
+        if t == "bad":
+            raise ConfigError("bad: unknown key 'x'")
+        return Settings(url=servers[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=3, target=t, record=False)
+
+    res = Fleet(["r1", "bad"], settings_for, Settings(timeout=3), [Collect()]).run()
+    by = {t["target"]: t for t in res["targets"]}
+    assert (by["bad"]["outcome"], by["bad"]["exit_code"]) == ("usage", 2) and by["r1"]["outcome"] == "ready"

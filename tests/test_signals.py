@@ -178,5 +178,7 @@ def test_fleet_ends_within_seconds_of_sigterm(gpu_host, tmp_path: Path) -> None:
     took, res = _signal_and_check(p, signal.SIGTERM, 4.0, None)
     assert took < 3.0, took
     assert sorted(t["target"] for t in res["targets"]) == sorted(names)
+    assert all(t["outcome"] == "interrupted" and t["exit_code"] == 143 for t in res["targets"]), res["targets"]
+    assert all("terminated (SIGTERM)" in t["reason"] for t in res["targets"])
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "3"
