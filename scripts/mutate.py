@@ -36,7 +36,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     # name: (file under src/coldwatch, fast tests that decide it)
     "judge": ("judge.py", ["tests/test_judge.py", "tests/test_liveness.py"]),
     "group": ("group.py", ["tests/test_group.py"]),
-    "fleet": ("fleet.py", ["tests/test_fleet_rules.py", "tests/test_fleet_run.py"]),
+    "fleet": (
+        "fleet.py",
+        ["tests/test_fleet_rules.py", "tests/test_fleet_run.py", "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm"],
+    ),
     "classifier": ("phases/classifier.py", ["tests/test_rules.py", "tests/test_replay_fixtures.py"]),
     "rules": ("phases/rules.py", ["tests/test_rules.py"]),
     "http": (
@@ -185,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds one test run may take")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    ap.add_argument("--lines", default="", help="only mutants on these lines (comma-separated), e.g. to recheck survivors")
     args = ap.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
@@ -194,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         rel, tests = MODULES[name]
         path = SRC / rel
         ms = list(mutants(name))
+        if args.lines:
+            wanted = {int(x) for x in args.lines.split(",") if x.strip()}
+            ms = [m for m in ms if m.line in wanted]
         total = len(ms)
         if args.max and len(ms) > args.max:
             ms = sorted(random.Random(args.seed).sample(ms, args.max), key=lambda m: m.start)

@@ -20,6 +20,7 @@ from coldwatch.fleet import aggregate, needed
         ("100%", 5, 5),
         ("1%", 5, 1),
         ("0%", 5, 0),
+        ("3%", 167, 6),  # 5.01 rounds up to 6
         ("3", 5, 3),
         ("9", 5, 5),
         ("0", 5, 0),

@@ -99,3 +99,69 @@ def test_fail_fast_ends_the_others_and_counts_them_not_ready(servers: dict[str, 
     assert all(by[t]["outcome"] != "ready" for t in ("r1", "r2")), by
     assert "--fail-fast" in by["r1"]["reason"]
     assert took < 10, took
+
+
+def test_the_result_and_the_table(servers: dict[str, str]) -> None:
+    sink = Collect()
+
+    def settings_for(t: str) -> Settings:
+        return Settings(url=servers[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=2.5, target=t, record=False)
+
+    res = Fleet(["n1"], settings_for, Settings(timeout=2.5), [sink]).run()
+    assert res["schema"] == 1 and res["event"] == "result" and sink.events[-1] is res
+    rows = [e for e in sink.events if e["event"] == "_rows"]
+    assert rows and rows[0]["rows"][0]["name"] == "n1"  # the table is refreshed while the fleet runs
+
+
+def test_table_rows_follow_the_targets_events() -> None:
+    f = Fleet(["a"], lambda t: Settings(), Settings(), [])
+    assert f.rows["a"]["phase"] == "queued"
+    f._note("a", {"event": "phase", "phase": "weight_load"})
+    assert f.rows["a"]["phase"] == "weight_load" and f.rows["a"]["progress"] is None
+    f._note("a", {"event": "progress", "unit": "shards", "done": 3, "total": 8})
+    assert f.rows["a"]["progress"] == (3, 8)
+    f._note("a", {"event": "progress", "unit": "bytes", "done": 1, "total": 2})  # bytes are not the bar
+    assert f.rows["a"]["progress"] == (3, 8)
+    f._note("a", {"event": "gpu", "gpus": [{"used_mib": 10, "total_mib": 100}, {"used_mib": 5, "total_mib": 100}]})
+    assert f.rows["a"]["gpu_mem"] == (15, 200)
+    f._note("a", {"event": "gpu", "gpus": []})
+    assert f.rows["a"]["gpu_mem"] is None
+    f._note("a", {"event": "target_result", "outcome": "failed", "phase": "kv_alloc"})
+    assert (f.rows["a"]["verdict"], f.rows["a"]["phase"]) == ("failed", "kv_alloc")
+
+
+def test_table_only_keeps_the_table_and_the_verdict() -> None:
+    from coldwatch.fleet import TableOnly
+
+    inner = Collect()
+    t = TableOnly(inner)
+    for kind in ("_rows", "phase", "_tick", "warning", "target_result", "result"):
+        t.emit({"event": kind})
+    assert [e["event"] for e in inner.events] == ["_rows", "_tick", "result"]
+
+
+def test_the_worst_target_is_named_not_the_first_that_is_not_ready(servers: dict[str, str]) -> None:
+    from coldwatch.sim import free_port
+
+    urls = {**servers, "down": servers["r1"]}
+
+    def settings_for(t: str) -> Settings:
+        host = f"127.0.0.1:{free_port()}" if t == "down" else None  # nothing listens: unreachable (4) at once
+        return Settings(host=host, url=urls[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=1.5, target=t, record=False)
+
+    res = Fleet(["n1", "down"], settings_for, Settings(timeout=1.5), [Collect()]).run()
+    assert res["exit_code"] == 4 and res["outcome"] == "unreachable"  # 4 is more severe than 124
+    assert "first of the worst: down:" in res["reason"], res["reason"]
+
+
+def test_a_target_with_bad_settings_is_a_usage_error(servers: dict[str, str]) -> None:
+    from coldwatch.errors import ConfigError
+
+    def settings_for(t: str) -> Settings:
+        if t == "bad":
+            raise ConfigError("bad: unknown key 'x'")
+        return Settings(url=servers[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=3, target=t, record=False)
+
+    res = Fleet(["r1", "bad"], settings_for, Settings(timeout=3), [Collect()]).run()
+    by = {t["target"]: t for t in res["targets"]}
+    assert (by["bad"]["outcome"], by["bad"]["exit_code"]) == ("usage", 2) and by["r1"]["outcome"] == "ready"

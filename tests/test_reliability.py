@@ -414,6 +414,9 @@ def test_sanitise_caps_and_escapes() -> None:
     assert inert("a\nb\u202ec\uffff") == "a\nb\\u202ec\\uffff" and inert("a\nb\tc", newlines=False) == "a b c"
     assert json_line({"m": "\u202e\x9b\ud800"}) == '{"m": "\\u202e\\u009b\\ud800"}'
     assert json.loads(json_line({"m": "\u202e"})) == {"m": "\u202e"}
+    assert json_line({"m": "café ✓"}) == '{"m": "café ✓"}'  # printable non-ASCII text stays as it is
+    assert clean("abcdefgh", 4) == "abc…" and clean("ab", 1) == "…"
+    assert inert("\x1b[2Jx\x07") == "\\x1b[2Jx\\x07"  # ASCII control characters too
 
 
 def test_a_registered_secret_is_redacted_in_every_spelling() -> None:
@@ -426,3 +429,5 @@ def test_a_registered_secret_is_redacted_in_every_spelling() -> None:
     assert "quoted" not in json_line({"k": 'sk-"quoted\\key'})
     add_secret("abc")  # too short to redact safely: ignored
     assert redact("abc") == "abc"
+    add_secret("wxyz")  # four characters are enough
+    assert redact("key wxyz") == "key ***"

@@ -514,13 +514,22 @@ def main(argv: list[str] | None = None) -> int:
     and, in JSON mode, a final ``result`` line on stdout (for exit 2 and 4 too)."""
     from coldwatch import ending
 
-    t0 = _RUN.get("t0") if ending.ending() is not None else None
     ending.reset()
-    ending.install()
+    replaced = ending.install()
     _RUN.clear()
-    _RUN["t0"] = t0 or time.monotonic()
+    _RUN["t0"] = time.monotonic()
     args = list(sys.argv[1:] if argv is None else argv)
     ending.finisher = lambda code: interrupted(args, code)
+    try:
+        return _main(args)
+    finally:
+        if argv is not None:  # called in-process: the caller's own signal handlers come back
+            ending.restore(replaced)
+
+
+def _main(args: list[str]) -> int:
+    from coldwatch import ending
+
     try:
         rc = app(args=args, standalone_mode=False, prog_name="coldwatch")
         return int(rc) if isinstance(rc, int) else 0

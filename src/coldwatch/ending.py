@@ -41,11 +41,21 @@ def reset() -> None:
     finisher = None
 
 
-def install() -> None:
-    """SIGINT and SIGTERM end the run as described above (main thread only)."""
+def install() -> dict[int, Any]:
+    """SIGINT and SIGTERM end the run as described above (main thread only); returns the handlers
+    they replace, for ``restore``."""
+    old: dict[int, Any] = {}
     with contextlib.suppress(ValueError):  # not the main thread: the caller keeps its own handlers
-        signal.signal(signal.SIGINT, _handler)
-        signal.signal(signal.SIGTERM, _handler)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, _handler)
+    return old
+
+
+def restore(old: dict[int, Any]) -> None:
+    """Put back the handlers ``install`` replaced (a caller that runs the CLI in its own process)."""
+    with contextlib.suppress(ValueError, TypeError):
+        for sig, handler in old.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def ending() -> int | None:
