@@ -274,6 +274,8 @@ FailFastOpt = Annotated[bool, typer.Option("--fail-fast", help="Fleet: end the r
 def _targets(hosts: list[str] | None, targets_file: Path | None) -> list[str]:
     """HOSTs from the command line, then from --targets-file; each once, in order."""
     out = list(hosts or [])
+    if any(not t.strip() for t in out):
+        raise ConfigError("HOST: is empty (an unset variable?); omit HOST to watch this machine")
     if targets_file is not None:
         try:
             text = targets_file.read_text(encoding="utf-8")
@@ -374,6 +376,8 @@ def wait(
         raise ConfigError("--worker: a multi-node server has one head HOST; for several servers use [targets.NAME] workers = [...]")
     base = resolve(flags, config, profile)
     _RUN["settings"] = base
+    if base.min_ready and not base.min_ready.endswith("%") and int(base.min_ready) > len(targets):
+        raise ConfigError(f"--min-ready: {base.min_ready} targets ready needed, but the fleet has only {len(targets)}")
 
     def settings_for(t: str) -> Settings:
         return resolve({**flags, "host": t}, config, profile, target=t)
