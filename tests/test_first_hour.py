@@ -3,8 +3,16 @@ number, a wrong port, a re-run deploy) get a clear answer, never a traceback or 
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
-from conftest import coldwatch
+from conftest import coldwatch, json_lines
+
+from coldwatch.sim import spawn
 
 
 @pytest.mark.parametrize(
@@ -32,3 +40,63 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
     err = r.stderr.decode()
     assert r.returncode == 2, (r.returncode, err)
     assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def _previous_oom_run(d: Path, hours_ago: float = 1.0) -> None:
+    """The simulator's OOM start written on a virtual clock into DIR/server.log, its stamps moved back:
+    the failed run an hour before that the log (``nohup … >> server.log``) still holds."""
+    subprocess.run(
+        [sys.executable, "-m", "coldwatch.sim", "--dir", str(d), "--port", "1", "--scenario", "oom", "--virtual", "--gpus", "2"],
+        check=False,  # the OOM start ends as the real one does (137)
+        timeout=60,
+    )
+    log = d / "server.log"
+
+    def back(m: re.Match[str]) -> str:
+        t = dt.datetime.fromisoformat(m.group(1)) - dt.timedelta(hours=hours_ago)
+        return "[" + t.strftime("%Y-%m-%d %H:%M:%S")
+
+    log.write_text(re.sub(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", back, log.read_text(), flags=re.M))
+    (d / "unit.state").unlink(missing_ok=True)
+    (d / "gpu.csv").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("follow", ["tail -F", "tail -n +1 -F"])
+def test_tail_of_an_appended_log_does_not_fail_on_the_previous_runs_oom(tmp_path: Path, follow: str) -> None:
+    """The --help's own `tail -F FILE` of a log the server appends to, after a restart that follows an
+    OOM an hour before: the old lines are an earlier run's (shown, said once), never the verdict; the new
+    start is watched to READY. Without the rule this was FAILED [oom] at second 0."""
+    d = tmp_path / "sim"
+    d.mkdir()
+    _previous_oom_run(d)
+    assert "CUDA out of memory" in (d / "server.log").read_text()
+    proc, port = spawn(d, "ready", 0.15, "--delay", "4")  # the watch begins on the old lines
+    try:
+        r = coldwatch(
+            "wait",
+            "--log-cmd",
+            f"{follow} {d}/server.log",
+            "--gpu-cmd",
+            f"cat {d}/gpu.csv",
+            "--url",
+            f"http://127.0.0.1:{port}",
+            "--pid",
+            str(proc.pid),
+            "--interval",
+            "0.5",
+            "--timeout",
+            "90",
+            "-o",
+            "json",
+            timeout=150,
+        )
+    finally:
+        proc.kill()
+        proc.wait()
+    evs = json_lines(r.stdout)
+    res = evs[-1]
+    assert r.returncode == 0, (res, r.stderr.decode()[-500:])
+    assert res["outcome"] == "ready" and res["failure_kind"] is None
+    warns = [e["message"] for e in evs if e["event"] == "warning"]
+    assert any("earlier run" in w for w in warns), warns
+    assert not [e for e in evs if e["event"] == "phase" and e["phase"] == "failed"]

@@ -122,7 +122,12 @@ LogCmdOpt = Annotated[
     typer.Option(
         "--log-cmd",
         metavar="CMD",
-        help="Command that follows the server log (docker logs -f, tail -F, kubectl logs -f).",
+        help=(
+            "Command on the host that prints this start's log and follows it: journalctl -u UNIT -f, docker logs -f NAME, "
+            "kubectl logs -f POD, tail -F FILE. The server's lines must keep their timestamps (SGLang's and vLLM's own "
+            "are): in a log the server appends to, lines stamped before this start (the unit's start; with --pid, the "
+            "watch's start less 60s) are shown as an earlier run's and never decide."
+        ),
         show_default=False,
     ),
 ]

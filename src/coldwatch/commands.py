@@ -157,7 +157,7 @@ def run_status(settings: Settings) -> ExitCode:
     from coldwatch.http import Ladder, make_client
     from coldwatch.judge import Judge
     from coldwatch.monitor import NVIDIA_SMI, local_port, policy_for
-    from coldwatch.probes.log import LogSource
+    from coldwatch.probes.log import HOST_CLOCK, LogSource, earlier_run
     from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample
     from coldwatch.supervisors import server_url, supervisor_for
 
@@ -177,12 +177,18 @@ def run_status(settings: Settings) -> ExitCode:
         url, own_socket = server_url(settings.url, settings.url_given, sup, settings.port, settings.engine)
         settings.url = url
         policy.port = local_port(url) if own_socket else None
+        if getattr(sup, "note", ""):
+            j.warn("url-stopped", sup.note, 0.0)  # type: ignore[attr-defined]
         source = LogSource(settings.log_cmd, settings.unit, svc, sup)
+        old = earlier_run(host.run(HOST_CLOCK, timeout=10).stdout.decode("ascii", "replace"), svc, settings.log_cmd)
         out = host.run(source.command(follow=False), timeout=15).stdout
         norm = Normaliser()
         for rec in source.records([out]):
             for line in norm.lines(rec):
-                j.line(line, 0.0)
+                if old is not None and old.earlier(line):
+                    j.earlier(line, 0.0, f"log lines stamped before {old.why} are an earlier run's: not judged")
+                else:
+                    j.line(line, 0.0)
         g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)
         samples, problem = gpu_evidence(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
         if problem:

@@ -199,6 +199,12 @@ class Judge:
         if self.failed_at is not None or self.p.stall_after or self.p.timeout:
             self.tick(t)
 
+    def earlier(self, line: LogLine, t: float, why: str) -> None:
+        """A line of an earlier run of the server (an appended log's old lines): shown, never judged."""
+        self.warn("earlier", why, t)
+        if self.p.tail:
+            self._events.append({"event": "_log", "t": round(t, 3), "text": ("earlier run: " + line.text)[:300], "rank": line.rank})
+
     def _log_restart(self, t: float) -> bool:
         """A start marker after the start got somewhere, with no supervisor to say so: a restart."""
         if self.svc is not None and self.svc.known:

@@ -15,6 +15,7 @@ from typing import Any
 from coldwatch import history
 from coldwatch.checks import run_check
 from coldwatch.errors import ConfigError, Terminated, UnreachableError
+from coldwatch.evidence import SupervisorState
 from coldwatch.exitcodes import ExitCode
 from coldwatch.group import GroupJudge, NodeView, phase_of, ranks
 from coldwatch.hosts.base import Host, RunResult, q
@@ -22,12 +23,12 @@ from coldwatch.http import Ladder, make_client
 from coldwatch.judge import Judge, Policy, Verdict, result
 from coldwatch.normalise import Normaliser, split_records
 from coldwatch.phases import load_rules
-from coldwatch.probes.log import LogSource
+from coldwatch.probes.log import HOST_CLOCK, EarlierRun, LogSource, earlier_run
 from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample, proc_from_dict
 from coldwatch.probes.sampler import parse_record, sampler_command
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
-from coldwatch.supervisors import Supervisor, server_url, supervisor_for
+from coldwatch.supervisors import NOT_LISTENING, Supervisor, server_url, supervisor_for
 
 NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
 PING_EVERY = 5.0
@@ -87,8 +88,13 @@ class Node:
         self.svc_known = False
         self.streaming = True  # the streaming sampler runs (else the per-sample threads)
         self.followers: list[Any] = []
+        self.log_followers: list[Any] = []
         self.reconnects = 0
         self.log = LogSource(settings.log_cmd, settings.unit, None, self.supervisor)
+        self.parked = False
+        """A new start's log waits until the supervisor says it runs (a container between two runs)."""
+        self.earlier: EarlierRun | None = None
+        """A --log-cmd stream's lines from an earlier run (an appended log): shown, never judged."""
 
 
 class Monitor:
@@ -171,11 +177,13 @@ class Monitor:
                     self.resolve_url(initial=False)
                 if not n.s.log_cmd:  # a --log-cmd stream (docker logs -f) simply goes on
                     n.gen += 1
-                    for f in n.followers:
+                    for f in n.log_followers:  # the sampler goes on: it says when a parked start runs
                         f.close()
+                    n.log_followers.clear()
                     n.log.rescope(svc)
-                    gen = n.gen
-                    self.spawn(f"log{gen}", lambda i=i, gen=gen: self._log_thread(i, gen))  # type: ignore[misc]
+                    n.parked = svc.known and not svc.running  # a container between two runs: its log follows once it runs
+                    if not n.parked:
+                        self._follow_log(i)
         if self.group is not None and self.t() - self._rows_at >= 1.0:
             self._rows_at = self.t()
             rows = {"event": "_rows", "t": round(self.t(), 3), "rows": self.group.rows(self.t())}
@@ -226,13 +234,15 @@ class Monitor:
         seq = n.log_seq
         follower = n.host.follow(n.log.command())
         n.followers.append(follower)
+        n.log_followers.append(follower)
         norm = Normaliser()
         started = self.now()
         for rec in n.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
-                self.put(i, "line", line, gen)
+                old = n.earlier is not None and n.earlier.earlier(line)
+                self.put(i, "earlier" if old else "line", line, gen)
         if not self.stop.is_set():
             self.put(i, "log_end", (follower.exit_status, self.now() - started, seq), gen)
 
@@ -352,6 +362,9 @@ class Monitor:
             n.svc_known = svc.known
         if n.head:
             self.resolve_url()
+        if n.s.log_cmd is not None:
+            r = n.host.run(HOST_CLOCK, timeout=10.0)
+            n.earlier = earlier_run(r.stdout.decode("ascii", "replace"), svc, n.s.log_cmd)
         n.log = LogSource(n.s.log_cmd, n.s.unit, svc, n.supervisor)
         self.spawn("log", lambda: self._log_thread(i, n.gen), i)
         self.spawn("sampler", lambda: self._sampler_thread(i), i)
@@ -389,6 +402,11 @@ class Monitor:
                 raise
             self.judge.warn("url", f"after the restart: {exc}", self.t())
             return
+        if url == NOT_LISTENING and not initial:
+            return  # between two runs: probed where it was until a sample shows it running
+        note = getattr(head.supervisor, "note", "")
+        if note:
+            self.judge.warn("url-stopped", note, self.t())
         if url != self.s.url:
             self.s.url = url
             self.ladder = Ladder(self.client, url, self.s.model, self.s.api_key)
@@ -487,11 +505,16 @@ class Monitor:
         t = self.t()
         if kind == "line":
             j.line(payload, t)
+        elif kind == "earlier":
+            why = n.earlier.why if n.earlier is not None else "this start"
+            j.earlier(payload, t, f"log lines stamped before {why} are an earlier run's: shown as such, never judged")
         elif kind == "sample":
             if payload.gpu is not None:
                 self.on_gpu(j, t, *payload.gpu)
             if payload.svc is not None:
-                j.supervisor(n.supervisor.parse(*payload.svc), t)
+                svc = n.supervisor.parse(*payload.svc)
+                j.supervisor(svc, t)
+                self._unparked(i, svc)
             if payload.proc is not None and payload.pid is not None:
                 if "error" in payload.proc:
                     j.warn("proc", f"process sampling failed on the host: {str(payload.proc['error'])[:160]}", t)
@@ -501,7 +524,9 @@ class Monitor:
         elif kind == "gpu":
             self.on_gpu(j, t, *payload)
         elif kind == "service":
-            j.supervisor(n.supervisor.parse(*payload), t)
+            svc = n.supervisor.parse(*payload)
+            j.supervisor(svc, t)
+            self._unparked(i, svc)
         elif kind == "proc":
             j.proc(payload[0], payload[1], t)
         elif kind == "proc_unavailable":
@@ -537,6 +562,23 @@ class Monitor:
         elif kind == "cancel":
             self.end("incomplete", ExitCode.TIMEOUT, payload)
 
+    def _follow_log(self, i: int) -> None:
+        gen = self.nodes[i].gen
+        self.spawn(f"log{gen}", lambda: self._log_thread(i, gen), i)
+
+    def _unparked(self, i: int, svc: SupervisorState) -> None:
+        """A container watched while it was not running: once it runs, its port is probed where it is
+        published and the new run's log is followed from its start."""
+        n = self.nodes[i]
+        if not (svc.known and svc.running):
+            return
+        if n.head and self.s.url == NOT_LISTENING:
+            self.resolve_url(initial=False)
+        if n.parked and self.verdict is None and n.judge.verdict is None:
+            n.parked = False
+            n.log.rescope(svc)
+            self._follow_log(i)
+
     def on_gpu(self, j: Judge, t: float, rc: int | None, out: str, err: str) -> None:
         samples, problem = gpu_evidence(rc, out, err)
         if problem:
@@ -558,6 +600,7 @@ class Monitor:
         for f in n.followers:
             f.close()
         n.followers.clear()
+        n.log_followers.clear()
         delay = 0.5
         while True:
             try:
