@@ -100,3 +100,22 @@ def test_tail_of_an_appended_log_does_not_fail_on_the_previous_runs_oom(tmp_path
     warns = [e["message"] for e in evs if e["event"] == "warning"]
     assert any("earlier run" in w for w in warns), warns
     assert not [e for e in evs if e["event"] == "phase" and e["phase"] == "failed"]
+
+
+def test_replay_stall_after_catches_a_silent_hour(tmp_path: Path) -> None:
+    """`replay --stall-after 10m` of a log with a 60-minute silent gap mid-load: STALLED (exit 5), the
+    gap named; without --stall-after the same log is READY."""
+    log = tmp_path / "gap.log"
+    log.write_text(
+        "[2026-12-01 09:00:00] server_args=ServerArgs(model_path='m', tp_size=1)\n"
+        "[2026-12-01 09:00:01 TP0] Load weight begin. avail mem=94.71 GB\n"
+        "[2026-12-01 10:00:01 TP0] Load weight end. type=X, avail mem=40.00 GB\n"
+        "[2026-12-01 10:00:02] INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)\n"
+        "[2026-12-01 10:00:03] The server is fired up and ready to roll!\n"
+    )
+    r = coldwatch("replay", str(log), "--stall-after", "10m", "-o", "json")
+    res = json_lines(r.stdout)[-1]
+    assert r.returncode == 5, res
+    assert res["outcome"] == "stalled" and res["phase"] == "weight_load" and "no liveness evidence for 3600s" in res["reason"]
+    ok = coldwatch("replay", str(log), "-o", "json")
+    assert ok.returncode == 0, ok.stderr.decode()

@@ -183,6 +183,8 @@ class Judge:
             t = line.t if line.t is not None else self.now
         elif line.t != t:
             line = dataclasses.replace(line, t=t)
+        if self.p.stall_after and self.evidence and self.tick(t) is not None:
+            return  # the silence before this line was a stall (replay: a gap in a saved log)
         self.now = t
         self.evidence["log"] = t
         if self.etas.want_launch:
