@@ -119,3 +119,30 @@ def test_replay_stall_after_catches_a_silent_hour(tmp_path: Path) -> None:
     assert res["outcome"] == "stalled" and res["phase"] == "weight_load" and "no liveness evidence for 3600s" in res["reason"]
     ok = coldwatch("replay", str(log), "-o", "json")
     assert ok.returncode == 0, ok.stderr.decode()
+
+
+def test_rewatching_an_up_server_is_an_attach_not_a_zero_second_start(tmp_path: Path) -> None:
+    """An idempotent deploy re-run: the first watch records the real start; three more watches of the
+    server, already up, say `already up` and add nothing, so the baseline stays the real start's."""
+    d = tmp_path / "sim"
+    d.mkdir()
+    proc, port = spawn(d, "ready", 0.15, linger=300)
+    home = {"COLDWATCH_HOME": str(tmp_path / "home")}
+    args = ["wait", "--log-cmd", f"tail -n +1 -F {d}/server.log", "--gpu-cmd", f"cat {d}/gpu.csv"]
+    args += ["--url", f"http://127.0.0.1:{port}", "--pid", str(proc.pid), "--interval", "0.5", "--timeout", "90", "-o", "json"]
+    try:
+        first = coldwatch(*args, env=home, timeout=150)
+        assert first.returncode == 0, first.stderr.decode()[-400:]
+        assert not json_lines(first.stdout)[-1].get("attached")
+        for _ in range(3):
+            again = coldwatch(*args, env=home, timeout=150)
+            assert again.returncode == 0, again.stderr.decode()[-400:]
+            evs = json_lines(again.stdout)
+            res = evs[-1]
+            assert res["outcome"] == "ready" and res["attached"] is True and res["reason"].startswith("already up")
+            assert any(e["event"] == "warning" and e["message"].startswith("already up") for e in evs)
+    finally:
+        proc.kill()
+        proc.wait()
+    hist = json_lines(coldwatch("history", "-o", "json", env=home).stdout)
+    assert len(hist) == 1 and hist[0]["total"] > 1.0, hist

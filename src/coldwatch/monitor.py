@@ -129,6 +129,8 @@ class Monitor:
         self.client = make_client(host, verify=not settings.insecure, timeout=max(5.0, settings.interval * 2))
         self.ladder = Ladder(self.client, settings.url, settings.model, settings.api_key)
         self._rows_at = -1.0
+        self.first_http: str | None = None
+        """The head's first HTTP answer: "ready" means the server was up before the watch (an attach)."""
 
     def _judge(self, s: Settings, baseline: dict[str, float], http: bool, records: list[dict[str, Any]] | None = None) -> Judge:
         policy = policy_for(s, baseline, records)
@@ -445,6 +447,7 @@ class Monitor:
         j = self.judge
         if self.verdict is not None and self.verdict.outcome == "ready" and self.s.check:
             self.run_checks()
+        attached = self.attached()
         self.flush()
         hosts = [n.host for n in self.nodes if n.host is not None]
         sent = sum(getattr(h, "bytes", (0, 0))[0] for h in hosts)
@@ -476,10 +479,25 @@ class Monitor:
             res = result(v, self.t(), self.epoch0, j.state.timeline(), nodes=nodes, **extra)
         else:
             res = j.result(self.t(), **extra)
+        if attached:
+            res["attached"] = True
+            res["reason"] = f"{attached}; {res['reason']}"[:500]
         for sink in self.sinks:
             sink.emit(res)
         self.record(res)
         return res
+
+    def attached(self) -> str:
+        """Why this watch was an attach, not a cold start (its first probe was already served a
+        completion), with the supervisor's start of the run when it says; "" for a cold start. An
+        attach is said at once and never recorded into the ETA baseline."""
+        if self.verdict is None or self.verdict.outcome != "ready" or self.first_http != "ready":
+            return ""
+        svc = self.judge.svc
+        since = f"since {svc.since}" if svc is not None and svc.known and svc.since and svc.since != "n/a" else "when the watch began"
+        why = f"already up {since}: an attach, not a cold start (not recorded in the ETA baseline)"
+        self.judge.warn("attached", why, self.t())
+        return why
 
     def cancel(self, why: str) -> None:
         """End the watch from another thread (a fleet's --fail-fast): incomplete, exit 124."""
@@ -539,6 +557,8 @@ class Monitor:
                 )
                 self._fallback_threads(i)
         elif kind == "http":
+            if self.first_http is None:
+                self.first_http = payload.state
             j.http(payload, t)
         elif kind == "log_end":
             status, ran, seq = payload
@@ -643,7 +663,7 @@ class Monitor:
             self.group.verdict = self.judge.verdict
 
     def record(self, res: dict[str, Any]) -> None:
-        if not self.s.record:
+        if not self.s.record or res.get("attached"):
             return
         last = self.judge.last_proc
         rec = history.make_record(
