@@ -146,3 +146,43 @@ def test_rewatching_an_up_server_is_an_attach_not_a_zero_second_start(tmp_path: 
         proc.wait()
     hist = json_lines(coldwatch("history", "-o", "json", env=home).stdout)
     assert len(hist) == 1 and hist[0]["total"] > 1.0, hist
+
+
+def test_a_wrong_url_port_names_the_logged_port(tmp_path: Path) -> None:
+    """--url with the wrong port: the log's `Uvicorn running on http://127.0.0.1:PORT` is named at once
+    (a warning when the line comes) and in the timeout's reason, instead of `port not bound yet` alone."""
+    from coldwatch.sim import free_port
+
+    d = tmp_path / "sim"
+    d.mkdir()
+    proc, port = spawn(d, "ready", 0.15, linger=120)
+    wrong = free_port()
+    try:
+        r = coldwatch(
+            "wait",
+            "--log-cmd",
+            f"tail -n +1 -F {d}/server.log",
+            "--gpu-cmd",
+            f"cat {d}/gpu.csv",
+            "--url",
+            f"http://127.0.0.1:{wrong}",
+            "--pid",
+            str(proc.pid),
+            "--interval",
+            "0.5",
+            "--timeout",
+            "20",
+            "-o",
+            "json",
+            timeout=90,
+        )
+    finally:
+        proc.kill()
+        proc.wait()
+    evs = json_lines(r.stdout)
+    res = evs[-1]
+    assert r.returncode == 124, res
+    assert f"listens on port {port}" in res["reason"] and f"port {wrong} is probed" in res["reason"], res["reason"]
+    said = [e for e in evs if e["event"] == "warning" and f"listens on port {port}" in e["message"]]
+    uvicorn = next(e for e in evs if e["event"] == "phase" and e["phase"] == "warmup")
+    assert said and said[0]["t"] <= uvicorn["t"] + 1.0, (said, uvicorn)

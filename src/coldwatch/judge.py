@@ -9,6 +9,7 @@ sinks; every rule that decides an outcome lives here, so every command decides t
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ SERVER_NAMES = (
     "llama-server",
 )
 """Process names of inference servers: one of these holding the probed port is another server."""
+LISTEN = re.compile(r"(?:Uvicorn running on|API server(?: \d+)? on) https?://(\[[0-9a-fA-F:]+\]|[\w.-]+):(\d{1,5})\b")
+"""Where the server says it listens (uvicorn's line, vLLM's API server line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,8 @@ class Policy:
     target: str = ""
     launch: bool = False
     """Read the model and TP from the log's launch banner (wait: the ETA's fallback, the history record)."""
+    listen_port: int | None = None
+    """The port the probed URL expects the server to log that it listens on (None: not comparable)."""
 
 
 def result(v: Verdict, t: float | None, epoch0: float | None, spans: list[Span], **extra: Any) -> dict[str, Any]:
@@ -146,6 +151,8 @@ class Judge:
         """A new start whose log the driver must follow (taken and cleared by the driver)."""
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
+        self.port_note = ""
+        """The log says the server listens on another port than the probed one (said at once, and in the verdict)."""
         self.bw = bandwidth.Tracker()
         self.etas = eta.Tracker(policy.history, policy.target, policy.launch, total=policy.baseline.get("total"))
 
@@ -189,6 +196,8 @@ class Judge:
         self.evidence["log"] = t
         if self.etas.want_launch:
             self.etas.line(line.text)
+        if self.p.listen_port and ("running on" in line.text or "server" in line.text):
+            self._listen(line.text, t)
         if self.p.tail:
             self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300], "rank": line.rank})
         signals = self.c.feed(line)
@@ -206,6 +215,13 @@ class Judge:
         self.warn("earlier", why, t)
         if self.p.tail:
             self._events.append({"event": "_log", "t": round(t, 3), "text": ("earlier run: " + line.text)[:300], "rank": line.rank})
+
+    def _listen(self, text: str, t: float) -> None:
+        m = LISTEN.search(text)
+        if m is None or int(m.group(2)) == self.p.listen_port:
+            return
+        self.port_note = f"the log says the server listens on port {m.group(2)} ({m.group(0)[-60:]}), but port {self.p.listen_port} is probed"
+        self.warn(f"listen{m.group(2)}", self.port_note + ": check --url or --port", t)
 
     def _log_restart(self, t: float) -> bool:
         """A start marker after the start got somewhere, with no supervisor to say so: a restart."""
@@ -499,7 +515,8 @@ class Judge:
         if self.http_state is not None:
             h = self.http_state
             http = f"; HTTP {h.state}{' ' + str(h.status) if h.status else ''}: {h.detail}"
-        return Verdict(outcome, code, phase, None, f"{why}; last phase {phase or 'none'}, {t:.0f}s elapsed{http}")
+        port = f"; {self.port_note}" if self.port_note else ""
+        return Verdict(outcome, code, phase, None, f"{why}{port}; last phase {phase or 'none'}, {t:.0f}s elapsed{http}")
 
     def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         """The driver ends the watch (unreachable, interrupted): that is the verdict unless one was reached."""

@@ -67,7 +67,20 @@ def policy_for(settings: Settings, baseline: dict[str, float], records: list[dic
         history=records or [],
         target=settings.target_name(),
         launch=True,
+        listen_port=listen_port(settings),
     )
+
+
+def listen_port(settings: Settings) -> int | None:
+    """The port the server should log that it listens on: the URL's (a container's own port when its
+    published port is probed: --port); None when they cannot be compared (a container's --url)."""
+    if settings.container:
+        return settings.port if not settings.url_given else None
+    try:
+        u = urllib.parse.urlsplit(settings.url)
+        return u.port or (443 if u.scheme == "https" else 80)
+    except ValueError:
+        return None
 
 
 class Node:
@@ -139,6 +152,7 @@ class Monitor:
         if not http:
             policy.port = None
             policy.tail = False
+            policy.listen_port = None
         engine = None if s.engine == "auto" else s.engine
         return Judge(policy, load_rules(s.rules), engine, self.epoch0)
 
