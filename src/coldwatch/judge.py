@@ -220,7 +220,9 @@ class Judge:
         m = LISTEN.search(text)
         if m is None or int(m.group(2)) == self.p.listen_port:
             return
-        self.port_note = f"the log says the server listens on port {m.group(2)} ({m.group(0)[-60:]}), but port {self.p.listen_port} is probed"
+        self.port_note = (
+            f"the log says the server listens on port {m.group(2)} ({m.group(0)[-60:]}), but port {self.p.listen_port} is probed"
+        )
         self.warn(f"listen{m.group(2)}", self.port_note + ": check --url or --port", t)
 
     def _log_restart(self, t: float) -> bool:
