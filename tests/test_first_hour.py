@@ -186,3 +186,47 @@ def test_a_wrong_url_port_names_the_logged_port(tmp_path: Path) -> None:
     said = [e for e in evs if e["event"] == "warning" and f"listens on port {port}" in e["message"]]
     uvicorn = next(e for e in evs if e["event"] == "phase" and e["phase"] == "warmup")
     assert said and said[0]["t"] <= uvicorn["t"] + 1.0, (said, uvicorn)
+
+
+MISSING_UNIT = """ActiveState=inactive
+SubState=dead
+Result=success
+NRestarts=0
+MainPID=0
+ExecMainStatus=0
+InvocationID=
+LoadState=not-found
+ActiveEnterTimestamp=
+"""
+"""What systemd 252's `systemctl show -p …` prints for a unit that does not exist (exit status 0)."""
+
+
+def test_a_missing_unit_is_a_usage_error_like_a_missing_container(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """`--unit` naming no unit on the host (over the loopback sshd): exit 2 and one line naming it, the
+    same answer as a container that does not exist, never `FAILED [exited]` (3). With --log-cmd the
+    watch goes on without a supervisor instead."""
+    d = gpu_host.sim_dir()
+    (d / "unit.state").write_text(MISSING_UNIT)
+    (d / "gpu.csv").write_text("0, 1000, 97871, 0\n")
+    r = coldwatch("wait", "gpu1", "--unit", "sglang-typo", "--timeout", "20", "-o", "plain", env=gpu_host.env, timeout=60)
+    err = r.stderr.decode().strip().splitlines()
+    assert r.returncode == 2, err
+    assert len(err) == 1 and "unit sglang-typo: no such unit on the host" in err[0], err
+    s = coldwatch("status", "gpu1", "--unit", "sglang-typo", "-o", "plain", env=gpu_host.env, timeout=60)
+    assert s.returncode == 2 and "no such unit" in s.stderr.decode(), s.stderr.decode()
+    (d / "server.log").write_text("")
+    w = coldwatch(
+        "wait",
+        "gpu1",
+        "--unit",
+        "sglang-typo",
+        "--log-cmd",
+        f"tail -F {d}/server.log",
+        "--timeout",
+        "3",
+        "-o",
+        "json",
+        env=gpu_host.env,
+        timeout=60,
+    )
+    assert w.returncode == 124, w.stderr.decode()

@@ -46,8 +46,10 @@ class Systemd:
     kind = "systemd"
     pid_pattern = r"^MainPID=(\d+)\s*$"
 
-    def __init__(self, unit: str) -> None:
+    def __init__(self, unit: str, log_given: bool = False) -> None:
         self.name = unit
+        self.log_given = log_given
+        """--log-cmd names the log: a unit that does not exist only means there is no supervisor to ask."""
 
     def state_command(self) -> str:
         return f"systemctl show -p {SERVICE_PROPS} --no-pager -- {q(self.name)}"
@@ -58,7 +60,17 @@ class Systemd:
         return systemd_state(parse_systemctl_show(text), self.name)
 
     def first_state(self, rc: int | None, text: str) -> SupervisorState:
-        return self.parse(rc, text)
+        """A unit that does not exist is the same mistake as a container that does not: exit 2, named
+        (with --log-cmd the watch goes on without a supervisor)."""
+        st = self.parse(rc, text)
+        if st.not_found:
+            if self.log_given:
+                return SupervisorState(False)
+            raise ConfigError(
+                f"unit {self.name}: no such unit on the host (systemctl: LoadState=not-found); name it with --unit, "
+                "or the log with --log-cmd (and the process with --pid)"
+            )
+        return st
 
     def log_command(self, svc: SupervisorState | None, follow: bool) -> None:
         return None  # the journal of the unit's invocation (probes.log.LogSource)
@@ -321,7 +333,7 @@ def supervisor_for(unit: str, log_cmd: str | None, pid: int | None, container: s
         return Container(container, runtime)
     if log_cmd is not None and pid is not None:
         return NoSupervisor(f"pid {pid}")
-    return Systemd(unit)
+    return Systemd(unit, log_given=log_cmd is not None)
 
 
 def server_url(url: str, url_given: bool, sup: Supervisor, port: int | None, engine: str) -> tuple[str, bool]:
