@@ -230,3 +230,26 @@ def test_a_missing_unit_is_a_usage_error_like_a_missing_container(gpu_host) -> N
         timeout=60,
     )
     assert w.returncode == 124, w.stderr.decode()
+
+
+def _final_frame(stderr: bytes) -> str:
+    """The live panel's last frame as printed when the watch ends (a box of rows)."""
+    text = stderr.decode(errors="replace")
+    top = text.rfind("╭")
+    return text[top:] if top >= 0 else text
+
+
+def test_a_fleets_final_frame_agrees_with_its_verdict(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A fleet of three ready servers with the live panel: the last frame shows every row ready (no
+    `▶ … warmup` drawn before the verdict) and no `starting 0s` phase list of a server of its own."""
+    from test_fleet import _fleet
+
+    names, cfg = _fleet(gpu_host, tmp_path, ["ready"] * 3)
+    env = {**gpu_host.env, "COLUMNS": "100", "LINES": "30", "TERM": "xterm", "FORCE_COLOR": "0"}
+    r = coldwatch("wait", *names, "--config", str(cfg), "-o", "live", env=env, timeout=180)
+    assert r.returncode == 0, r.stderr.decode()[-600:]
+    frame = _final_frame(r.stderr)
+    rows = [ln for ln in frame.splitlines() if any(n in ln for n in names)]
+    assert len(rows) >= 3, frame
+    assert all("✓" in ln and "READY" in ln for ln in rows[:3]) and "▶" not in frame, frame
+    assert "starting" not in frame, frame
