@@ -253,3 +253,15 @@ def test_a_fleets_final_frame_agrees_with_its_verdict(gpu_host, tmp_path: Path) 
     assert len(rows) >= 3, frame
     assert all("✓" in ln and "READY" in ln for ln in rows[:3]) and "▶" not in frame, frame
     assert "starting" not in frame, frame
+
+
+def test_two_log_cmd_servers_on_one_host_have_their_own_baselines() -> None:
+    """With --log-cmd the history target is the server on its port, so two servers on one host (a vLLM
+    on 8000, an SGLang on 30000) never share one ETA baseline; --unit and --container name theirs."""
+    from coldwatch.settings import resolve
+
+    a = resolve({"host": "gpu1", "log_cmd": "tail -F /srv/a.log", "url": "http://127.0.0.1:8000"})
+    b = resolve({"host": "gpu1", "log_cmd": "tail -F /srv/b.log", "url": "http://127.0.0.1:30000"})
+    assert (a.target_name(), b.target_name()) == ("gpu1:8000", "gpu1:30000")
+    assert resolve({"host": "gpu1", "unit": "vllm"}).target_name() == "gpu1/vllm"
+    assert resolve({"host": "gpu1", "container": "sg"}).target_name() == "gpu1/container:sg"

@@ -230,7 +230,15 @@ PortOpt = Annotated[
 ]
 TargetOpt = Annotated[
     Optional[str],
-    typer.Option("--target", metavar="NAME", help="Name of this target in the history [default: HOST/UNIT].", show_default=False),
+    typer.Option(
+        "--target",
+        metavar="NAME",
+        help=(
+            "Name of this target in the history [default: HOST/UNIT; HOST/container:NAME with --container; "
+            "HOST:PORT of the probed URL with --log-cmd]."
+        ),
+        show_default=False,
+    ),
 ]
 
 

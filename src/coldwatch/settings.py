@@ -96,7 +96,18 @@ class Settings:
             return self.target
         if self.container:
             return f"{self.host or 'localhost'}/container:{self.container}"
-        return f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
+        if self.log_cmd:
+            # the server a log command watches is the one on the probed port: two servers on one host
+            # (two log commands) never share a baseline
+            from urllib.parse import urlsplit
+
+            try:
+                u = urlsplit(self.url)
+                port = u.port or (443 if u.scheme == "https" else 80)
+            except ValueError:
+                return f"{self.host or 'localhost'}/log-cmd"
+            return f"{self.host or 'localhost'}:{port}"
+        return f"{self.host or 'localhost'}/{self.unit}"
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
