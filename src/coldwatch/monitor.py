@@ -644,12 +644,10 @@ class Monitor:
                 gap = self.t() - lost_at
                 if gap >= n.s.reconnect_for:
                     st = n.judge.c.state
-                    msg = (
-                        f"{where}SSH connection lost for {gap:.0f}s (--reconnect-for {n.s.reconnect_for:g}s): {exc}; "
-                        f"last phase {st.last_phase() or 'none'}, {self.t():.0f}s elapsed"
-                    )
+                    msg = f"{where}SSH connection lost for {gap:.0f}s (--reconnect-for {n.s.reconnect_for:g}s): {exc}"
                     if n.head:
-                        raise UnreachableError(msg) from None
+                        raise UnreachableError(msg) from None  # the verdict adds the last phase and the time
+                    msg += f"; last phase {st.last_phase() or 'none'}, {self.t():.0f}s elapsed"
                     n.blind = msg
                     if self.group is not None:
                         self.group.nodes[i].blind = msg
