@@ -265,3 +265,42 @@ def test_two_log_cmd_servers_on_one_host_have_their_own_baselines() -> None:
     assert (a.target_name(), b.target_name()) == ("gpu1:8000", "gpu1:30000")
     assert resolve({"host": "gpu1", "unit": "vllm"}).target_name() == "gpu1/vllm"
     assert resolve({"host": "gpu1", "container": "sg"}).target_name() == "gpu1/container:sg"
+
+
+def test_old_stamped_lines_written_during_the_watch_are_this_start(tmp_path: Path) -> None:
+    """Stamps that look hours old but are written while the watch runs (a container logging UTC on a
+    host in another zone) are this start's: its OOM fails the watch (exit 3), the log is never ignored."""
+    d = tmp_path / "gen"
+    d.mkdir()
+    _previous_oom_run(d, hours_ago=3.0)
+    lines = (d / "server.log").read_text()
+    log = tmp_path / "live.log"
+    log.write_text("")
+    sleeper = subprocess.Popen(["sleep", "120"])
+    writer = subprocess.Popen(["sh", "-c", f'sleep 4; cat "{d}/server.log" >> "{log}"'])
+    try:
+        r = coldwatch(
+            "wait",
+            "--log-cmd",
+            f"tail -F {log}",
+            "--gpu-cmd",
+            "true",
+            "--url",
+            "http://127.0.0.1:9",
+            "--pid",
+            str(sleeper.pid),
+            "--interval",
+            "0.5",
+            "--timeout",
+            "40",
+            "-o",
+            "json",
+            timeout=90,
+        )
+    finally:
+        writer.wait()
+        sleeper.kill()
+        sleeper.wait()
+    res = json_lines(r.stdout)[-1]
+    assert "CUDA out of memory" in lines
+    assert r.returncode == 3 and res["failure_kind"] == "oom", res

@@ -183,12 +183,22 @@ def run_status(settings: Settings) -> ExitCode:
         old = earlier_run(host.run(HOST_CLOCK, timeout=10).stdout.decode("ascii", "replace"), svc, settings.log_cmd)
         out = host.run(source.command(follow=False), timeout=15).stdout
         norm = Normaliser()
+        held = []
         for rec in source.records([out]):
             for line in norm.lines(rec):
                 if old is not None and old.earlier(line):
-                    j.earlier(line, 0.0, f"log lines stamped before {old.why} are an earlier run's: not judged")
+                    held.append(line)
                 else:
+                    if held:
+                        j.warn(
+                            "earlier",
+                            f"{len(held)} log line(s) stamped before {old.why if old else ''} are an earlier run's: not judged",
+                            0.0,
+                        )
+                        held = []
                     j.line(line, 0.0)
+        for line in held:  # the log holds nothing newer: they are the last start's
+            j.line(line, 0.0)
         g = host.run(settings.gpu_cmd or NVIDIA_SMI, timeout=10)
         samples, problem = gpu_evidence(g.rc, g.stdout.decode("utf-8", "replace"), g.stderr.decode("utf-8", "replace"))
         if problem:

@@ -39,6 +39,11 @@ FAST_PROBE = 0.2
 often: the log line can come a moment before the bind (vLLM logs "Application startup complete" as
 uvicorn starts), and a refused connect costs one channel-open round trip."""
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::")
+EARLIER_BURST = 3.0
+"""Seconds after a --log-cmd follower starts in which an old-stamped line is taken for what the log held
+already (an earlier run's); a line written later is this start's, whatever its stamp says (a container
+logging UTC on a host in another zone)."""
+EARLIER_HOLD = 5000
 
 
 def local_port(url: str) -> int | None:
@@ -253,12 +258,26 @@ class Monitor:
         n.log_followers.append(follower)
         norm = Normaliser()
         started = self.now()
+        held: list[Any] = []  # the earlier run's lines, until this start's first line says they were
         for rec in n.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
-                old = n.earlier is not None and n.earlier.earlier(line)
-                self.put(i, "earlier" if old else "line", line, gen)
+                ea = n.earlier
+                if ea is not None and not ea.done and self.now() - started < EARLIER_BURST and ea.earlier(line):
+                    if len(held) < EARLIER_HOLD:
+                        held.append(line)
+                    self.put(i, "earlier", line, gen)
+                    continue
+                if ea is not None:
+                    ea.done = True  # a line stamped in this start, or written since the watch began: this start's
+                held.clear()
+                self.put(i, "line", line, gen)
+        if held and not self.stop.is_set():
+            # the stream ended on them (a stopped container's `docker logs -f`): they were this start's last words
+            self.put(i, "earlier_end", len(held), gen)
+            for line in held:
+                self.put(i, "line", line, gen)
         if not self.stop.is_set():
             self.put(i, "log_end", (follower.exit_status, self.now() - started, seq), gen)
 
@@ -537,6 +556,8 @@ class Monitor:
         t = self.t()
         if kind == "line":
             j.line(payload, t)
+        elif kind == "earlier_end":
+            j.warn("earlier_end", f"the log ended on {payload} line(s) stamped before this start: judged as this start's last lines", t)
         elif kind == "earlier":
             why = n.earlier.why if n.earlier is not None else "this start"
             j.earlier(payload, t, f"log lines stamped before {why} are an earlier run's: shown as such, never judged")
