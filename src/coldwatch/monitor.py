@@ -149,6 +149,9 @@ class Monitor:
         self._rows_at = -1.0
         self.first_http: str | None = None
         """The head's first HTTP answer: "ready" means the server was up before the watch (an attach)."""
+        self.not_ready_seen = False
+        """An answer other than a completion came: a start happened during the watch (an old server's answers
+        at first, then this start's), so it is not an attach."""
 
     def _judge(self, s: Settings, baseline: dict[str, float], http: bool, records: list[dict[str, Any]] | None = None) -> Judge:
         policy = policy_for(s, baseline, records)
@@ -524,7 +527,7 @@ class Monitor:
         """Why this watch was an attach, not a cold start (its first probe was already served a
         completion), with the supervisor's start of the run when it says; "" for a cold start. An
         attach is said at once and never recorded into the ETA baseline."""
-        if self.verdict is None or self.verdict.outcome != "ready" or self.first_http != "ready":
+        if self.verdict is None or self.verdict.outcome != "ready" or self.first_http != "ready" or self.not_ready_seen:
             return ""
         svc = self.judge.svc
         since = f"since {svc.since}" if svc is not None and svc.known and svc.since and svc.since != "n/a" else "when the watch began"
@@ -592,8 +595,9 @@ class Monitor:
                 )
                 self._fallback_threads(i)
         elif kind == "http":
-            if self.first_http is None:
-                self.first_http = payload.state
+            if self.first_http is None or payload.state != "ready":
+                self.first_http = self.first_http or payload.state
+                self.not_ready_seen = self.not_ready_seen or payload.state != "ready"
             j.http(payload, t)
         elif kind == "log_end":
             status, ran, seq = payload
