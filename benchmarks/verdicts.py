@@ -20,7 +20,8 @@ from coldwatch.replay import read_chunks, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
-SHARED = Path(os.environ.get("COLDWATCH_SHARED_LOGS", ROOT.parent / "shared" / "fixtures" / "logs"))
+_TEAM = ROOT.parent / "shared" / "fixtures" / "logs"
+SHARED = Path(os.environ.get("COLDWATCH_SHARED_LOGS", _TEAM if _TEAM.is_dir() else LOGS / "shared"))  # a clone: the copy
 CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public", "blind26": LOGS / "blind26"}
 
 

@@ -12,7 +12,11 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_LOGS = Path(os.environ.get("COLDWATCH_SHARED_LOGS", ROOT.parent / "shared" / "fixtures" / "logs"))
+_TEAM_LOGS = ROOT.parent / "shared" / "fixtures" / "logs"
+SHARED_LOGS = Path(
+    os.environ.get("COLDWATCH_SHARED_LOGS", _TEAM_LOGS if _TEAM_LOGS.is_dir() else ROOT / "tests" / "fixtures" / "logs" / "shared")
+)
+"""The team's labelled public logs; a clone without the team's folder runs on its copy in tests/fixtures."""
 OWN_LOGS = ROOT / "tests" / "fixtures" / "logs"
 
 

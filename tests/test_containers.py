@@ -344,3 +344,43 @@ def test_docker_timestamps_are_the_line_clock() -> None:
     lines = list(normalise([data]))
     assert [ln.text for ln in lines] == ["server_args=ServerArgs()", "Loading:  50% | 1/2", "Loading: 100% | 2/2", "Load weight end."]
     assert [ln.t for ln in lines] == [0.0, 7.0, 7.0, 9.0]
+
+
+def _until(name: str, pred: Any, secs: float = 60.0) -> dict[str, Any]:
+    import time
+
+    end = time.monotonic() + secs
+    while True:
+        st = inspect(name)
+        if pred(st) or time.monotonic() > end:
+            return st
+        time.sleep(0.3)
+
+
+def test_an_exited_container_gives_its_cause_not_a_port_error(image: str, containers: list[str], tmp_path: Path) -> None:
+    """The container already exited on a CUDA OOM before the watch began: its port (-p 127.0.0.1::30000)
+    is only in HostConfig.PortBindings now, NetworkSettings.Ports is empty. wait and status name the
+    OOM (exit 3), never `port 30000 is not published` (exit 2)."""
+    c = sim(image, tmp_path / "s", containers, "oom", "--fatal-exit", "1", "--linger", "0")
+    st = _until(c.name, lambda s: s["Status"] == "exited")
+    assert st["Status"] == "exited" and dockerfix.docker("port", c.name).stdout.strip() == ""
+    code, evs, err = wait(c, "--timeout", "30")
+    assert code == 3, (err, evs[-1])
+    assert evs[-1]["failure_kind"] == "oom" and evs[-1]["reason"].startswith("torch.OutOfMemoryError: CUDA out of memory")
+    assert "not published" not in err + json.dumps(evs)
+    r = coldwatch("status", "--container", c.name, "--gpu-cmd", f"cat {c.dir}/gpu.csv", "--output", "json")
+    snap = json_lines(r.stdout)[-1]
+    assert r.returncode == 3, r.stderr.decode()
+    assert snap["failure_kind"] == "oom" and snap["cause"].startswith("torch.OutOfMemoryError")
+
+
+def test_a_crash_looping_container_gives_its_cause(image: str, containers: list[str], tmp_path: Path) -> None:
+    """`--restart always` around an NCCL-style crash: caught between two runs (restarting, no published
+    port), the watch fails with the logged cause, not a usage error."""
+    c = sim(image, tmp_path / "s", containers, "nccl", "--fatal-exit", "1", "--linger", "0", restart="always")
+    st = _until(c.name, lambda s: s["Restarting"] or s["Status"] != "running")
+    assert st["Restarting"] or st["Status"] != "running", st
+    code, evs, err = wait(c, "--timeout", "60")
+    assert code == 3, (err, evs[-1] if evs else None)
+    assert "not published" not in err
+    assert evs[-1]["outcome"] == "failed" and evs[-1]["failure_kind"] == "nccl", evs[-1]

@@ -373,3 +373,24 @@ def test_judge_import_closure_is_pure() -> None:
         top = {m.split(".")[0] for m in imports}
         assert not BANNED & top, (mod, sorted(BANNED & top))
         assert not {m for m in imports if m.startswith(("coldwatch.hosts", "coldwatch.monitor", "coldwatch.render", "coldwatch.http"))}, mod
+
+
+def test_an_earlier_runs_lines_are_shown_and_never_decide() -> None:
+    """An appended log's old lines arrive as EarlierLine readings: an earlier run's OOM is said once
+    (and in the panel's tail as an earlier run's), never the verdict; this start's lines still count."""
+    from coldwatch.evidence import EarlierEnded, EarlierLine
+
+    j = Judge(Policy(tail=True, stall_after=0.0))
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    for t in (0.0, 0.1):
+        j.observe(EarlierLine(LogLine(oom, None, "TP0", oom), "the unit's start"), t)
+    j.observe(EarlierEnded(0), 0.2)
+    evs = j.drain()
+    warns = [e["message"] for e in evs if e["event"] == "warning"]
+    assert len([w for w in warns if "earlier run" in w]) == 1 and "the unit's start" in warns[0], warns
+    assert [e["text"] for e in evs if e["event"] == "_log"] == ["earlier run: " + oom] * 2
+    assert j.tick(30.0) is None and j.status().failed_at is None
+    say(j, "Load weight begin. avail mem=94.71 GB", 31.0)
+    scheduler_oom(j, 32.0)
+    v = j.tick(40.0)
+    assert v is not None and v.failure_kind == "oom"

@@ -119,3 +119,21 @@ def test_worker_link_down_mid_start_leaves_it_blind_and_the_head_decides(gpu_hos
     msgs = [e["message"] for e in evs if e["event"] == "warning"]
     assert any("node gpu2" in m and "SSH connection lost" in m for m in msgs), msgs
     assert next(n for n in res["nodes"] if n["node"] == "gpu2")["outcome"] == "unreachable"
+
+
+def test_the_final_frame_shows_every_node_ready_under_ready(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The live panel of a two-node start: under READY the last frame's node rows say ready, not the
+    `warmup` of the table drawn before the verdict."""
+    head = gpu_host.start_sim("ready", 0.15)
+    work = gpu_host.start_sim("ready", 0.15, False, "--node-rank", "1")
+    cfg = tmp_path / "nodes.toml"
+    cfg.write_text(f"interval = 0.5\n[targets.gpu1]\n{_node(head, url=True)}[targets.gpu2]\n{_node(work)}")
+    env = {**gpu_host.env, "COLUMNS": "100", "LINES": "40", "TERM": "xterm", "FORCE_COLOR": "0"}
+    r = coldwatch("wait", "gpu1", "--worker", "gpu2", "--config", str(cfg), "-o", "live", env=env, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()[-600:]
+    text = r.stderr.decode(errors="replace")
+    frame = text[text.rfind("╭") :]
+    rows = [ln for ln in frame.splitlines() if "gpu1 (head)" in ln or " gpu2 " in ln]
+    assert len(rows) == 2, frame
+    assert all("✓" in ln and "ready" in ln and "READY" in ln for ln in rows), frame
+    assert "warmup " not in "".join(rows), frame

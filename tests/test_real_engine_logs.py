@@ -12,6 +12,8 @@ from conftest import ROOT
 from coldwatch.replay import replay
 
 SOURCE = ROOT.parent / "shared" / "research" / "real-engines-startup.log"
+if not SOURCE.exists():
+    SOURCE = ROOT / "tests" / "fixtures" / "real-engines-startup.log"  # a clone: the copy of the captures
 _PREFIX = re.compile(rb"^\[\+ *[0-9.]+s\] ", re.M)
 
 

@@ -124,7 +124,12 @@ LogCmdOpt = Annotated[
     typer.Option(
         "--log-cmd",
         metavar="CMD",
-        help="Command that follows the server log (docker logs -f, tail -F, kubectl logs -f).",
+        help=(
+            "Command on the host that prints this start's log and follows it: journalctl -u UNIT -f, docker logs -f NAME, "
+            "kubectl logs -f POD, tail -F FILE. The server's lines must keep their timestamps (SGLang's and vLLM's own "
+            "are): in a log the server appends to, lines stamped before this start (the unit's start; with --pid, the "
+            "watch's start less 60s) are shown as an earlier run's and never decide."
+        ),
         show_default=False,
     ),
 ]
@@ -239,7 +244,15 @@ PortOpt = Annotated[
 ]
 TargetOpt = Annotated[
     Optional[str],
-    typer.Option("--target", metavar="NAME", help="Name of this target in the history [default: HOST/UNIT].", show_default=False),
+    typer.Option(
+        "--target",
+        metavar="NAME",
+        help=(
+            "Name of this target in the history [default: HOST/UNIT; HOST/container:NAME with --container; "
+            "HOST:PORT of the probed URL with --log-cmd]."
+        ),
+        show_default=False,
+    ),
 ]
 
 
@@ -301,6 +314,8 @@ FailFastOpt = Annotated[bool, typer.Option("--fail-fast", help="Fleet: end the r
 def _targets(hosts: list[str] | None, targets_file: Path | None) -> list[str]:
     """HOSTs from the command line, then from --targets-file; each once, in order."""
     out = list(hosts or [])
+    if any(not t.strip() for t in out):
+        raise ConfigError("HOST: is empty (an unset variable?); omit HOST to watch this machine")
     if targets_file is not None:
         from coldwatch.files import TARGETS_LIMIT, read_text
 
@@ -377,6 +392,8 @@ def wait(
     if flags.get("workers"):
         raise ConfigError("--worker: a multi-node server has one head HOST; for several servers use [targets.NAME] workers = [...]")
     _RUN["settings"] = base = resolve(flags, config, profile)
+    if base.min_ready and not base.min_ready.endswith("%") and int(base.min_ready) > len(targets):
+        raise ConfigError(f"--min-ready: {base.min_ready} targets ready needed, but the fleet has only {len(targets)}")
 
     def settings_for(t: str) -> Settings:
         return resolve({**flags, "host": t}, config, profile, target=t)

@@ -30,7 +30,10 @@ def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool,
         simdir = Path(tmp) / "sim"
         simdir.mkdir()
         shims(Path(tmp) / "bin", simdir)
-        proc, port = spawn(simdir, scenario, speed, *(["--fail-checks"] if fail_checks else []), linger=120)
+        # the simulator outlives the demo's deadline: a scenario that never gets ready (error_body) ends
+        # at the deadline (124), not when its simulator quits
+        linger = max(120.0, settings.timeout + 30.0)
+        proc, port = spawn(simdir, scenario, speed, *(["--fail-checks"] if fail_checks else []), linger=linger)
         old_path = os.environ.get("PATH", "")
         os.environ["PATH"] = f"{Path(tmp) / 'bin'}:{old_path}"
         try:

@@ -238,6 +238,23 @@ class ProbeWarning:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierLine:
+    """A ``--log-cmd`` line of an earlier run of the server (an appended log's old lines, stamped
+    before ``why``): shown, never judged."""
+
+    line: LogLine
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierEnded:
+    """The log stream ended on ``count`` old-stamped lines (a stopped container's log): they were
+    this start's last lines after all, and follow as ``LogLine`` readings."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class ReadingsDropped:
     """``count`` readings in all were dropped because the judging queue was full."""
 
@@ -278,6 +295,8 @@ Reading = (
     | NodeLost
     | ProbeFailed
     | ProbeWarning
+    | EarlierLine
+    | EarlierEnded
     | ReadingsDropped
     | ServedAt
     | CheckResult

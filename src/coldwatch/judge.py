@@ -9,6 +9,7 @@ sinks; every rule that decides an outcome lives here, so every command decides t
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,8 @@ from coldwatch.evidence import (
     Action,
     CheckResult,
     ConnectionLost,
+    EarlierEnded,
+    EarlierLine,
     GpuReading,
     GpuSample,
     HttpState,
@@ -79,6 +82,8 @@ SERVER_NAMES = (
     "llama-server",
 )
 """Process names of inference servers: one of these holding the probed port is another server."""
+LISTEN = re.compile(r"(?:Uvicorn running on|API server(?: \d+)? on) https?://(\[[0-9a-fA-F:]+\]|[\w.-]+):(\d{1,5})\b")
+"""Where the server says it listens (uvicorn's line, vLLM's API server line)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +114,8 @@ class Policy:
     target: str = ""
     launch: bool = False
     """Read the model and TP from the log's launch banner (wait: the ETA's fallback, the history record)."""
+    listen_port: int | None = None
+    """The port the probed URL expects the server to log that it listens on (None: not comparable)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +207,13 @@ class Judge:
         self._launched: tuple[str | None, str | None, int | None, str | None] = (None, None, None, None)
         self.warned: set[str] = set()
         self.slow_warned: set[str] = set()
+        self._first_http: str | None = None
+        """The first HTTP answer: "ready" means the server was up before the watch (an attach)."""
+        self._not_ready_seen = False
+        """An answer other than a completion came: a start happened during the watch (an old server's
+        answers at first, then this start's), so it is not an attach."""
+        self.port_note = ""
+        """The log says the server listens on another port than the probed one (said at once, and in the verdict)."""
         self.bw = bandwidth.Tracker()
         self.etas = eta.Tracker(policy.history, policy.target, policy.launch, total=policy.baseline.get("total"))
         self.ranks = RankWatch(engine=engine)
@@ -272,6 +286,10 @@ class Judge:
             self.warn(r.probe, f"probe error: {r.probe}: {r.detail}", t)
         elif isinstance(r, ProbeWarning):
             self.warn(r.key, r.message, t)
+        elif isinstance(r, EarlierLine):
+            self._earlier(r.line, t, f"log lines stamped before {r.why} are an earlier run's: shown as such, never judged")
+        elif isinstance(r, EarlierEnded):
+            self.warn("earlier_end", f"the log ended on {r.count} line(s) stamped before this start: judged as this start's last lines", t)
         elif isinstance(r, ReadingsDropped):
             self.emit("warning", t, message=f"{r.count} reading(s) dropped so far: the judging queue was full")
         elif isinstance(r, ServedAt):
@@ -306,11 +324,15 @@ class Judge:
             t = line.t if line.t is not None else self.now
         elif line.t != t:
             line = dataclasses.replace(line, t=t)
+        if self.p.stall_after and self.evidence and self.tick(t) is not None:
+            return  # the silence before this line was a stall (replay: a gap in a saved log)
         self.now = t
         self.evidence["log"] = t
         self.ranks.note_line(line.text)
         if self.etas.want_launch:
             self.etas.line(line.text)
+        if self.p.listen_port and ("running on" in line.text or "server" in line.text):
+            self._listen(line.text, t)
         if self.p.tail:
             self._events.append({"event": "_log", "t": round(t, 3), "text": line.text[:300], "rank": line.rank})
         signals = self.c.feed(line)
@@ -335,6 +357,21 @@ class Judge:
             self._launched = now
             engine, model, tp, version = now
             self._events.append({"event": "_launch", "t": round(t, 3), "engine": engine, "model": model, "tp": tp, "version": version})
+
+    def _earlier(self, line: LogLine, t: float, why: str) -> None:
+        """A line of an earlier run of the server (an appended log's old lines): shown, never judged."""
+        self.warn("earlier", why, t)
+        if self.p.tail:
+            self._events.append({"event": "_log", "t": round(t, 3), "text": ("earlier run: " + line.text)[:300], "rank": line.rank})
+
+    def _listen(self, text: str, t: float) -> None:
+        m = LISTEN.search(text)
+        if m is None or int(m.group(2)) == self.p.listen_port:
+            return
+        self.port_note = (
+            f"the log says the server listens on port {m.group(2)} ({m.group(0)[-60:]}), but port {self.p.listen_port} is probed"
+        )
+        self.warn(f"listen{m.group(2)}", self.port_note + ": check --url or --port", t)
 
     def _log_restart(self, t: float) -> bool:
         """A start marker after the start got somewhere, with no supervisor to say so: a restart."""
@@ -524,6 +561,8 @@ class Judge:
         self.now = t
         prev = self.http_state
         self.http_state = st
+        self._first_http = self._first_http or st.state
+        self._not_ready_seen = self._not_ready_seen or st.state != "ready"
         if st.model:
             self.model = st.model
         if prev is None or (st.state, st.status) != (prev.state, prev.status):
@@ -635,7 +674,8 @@ class Judge:
         if self.http_state is not None:
             h = self.http_state
             http = f"; HTTP {h.state}{' ' + str(h.status) if h.status else ''}: {h.detail}"
-        return Verdict(outcome, code, phase, None, f"{why}; last phase {phase or 'none'}, {t:.0f}s elapsed{http}")
+        port = f"; {self.port_note}" if self.port_note else ""
+        return Verdict(outcome, code, phase, None, f"{why}{port}; last phase {phase or 'none'}, {t:.0f}s elapsed{http}")
 
     def end(self, outcome: str, code: ExitCode, why: str, t: float) -> Verdict:
         """The driver ends the watch (unreachable, interrupted): that is the verdict unless one was reached."""
@@ -730,6 +770,19 @@ class Judge:
             verdict=self.verdict,
             ranks=tuple(self.ranks.annotated(st)),
         )
+
+    def attached(self, t: float, ready: bool) -> str:
+        """Why this watch was an attach, not a cold start (its first probe was already served a
+        completion and nothing else ever came; ``ready``: the watch's verdict is ready), with the
+        supervisor's start of the run when it says; "" for a cold start. Said as a warning once; an
+        attach is never recorded into the ETA baseline."""
+        if not ready or self._first_http != "ready" or self._not_ready_seen:
+            return ""
+        svc = self.svc
+        since = f"since {svc.since}" if svc is not None and svc.known and svc.since and svc.since != "n/a" else "when the watch began"
+        why = f"already up {since}: an attach, not a cold start (not recorded in the ETA baseline)"
+        self.warn("attached", why, t)
+        return why
 
     def settle(self, t: float) -> Verdict | None:
         """One look (``status``): the verdict the time-bound rules give if the evidence stays as it

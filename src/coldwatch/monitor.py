@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import queue
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ def policy_for(settings: Settings, baseline: dict[str, float], records: list[dic
         history=records or [],
         target=settings.target_name(),
         launch=True,
+        listen_port=listen_port(settings),
     )
 
 
@@ -57,6 +59,18 @@ def status_policy(settings: Settings) -> Policy:
     """The judge's parameters for one snapshot (``status``): wait's, without deadline or stall
     budget (no time passes) and without the panel's log tail."""
     return dataclasses.replace(policy_for(settings, {}), stall_after=0.0, timeout=0.0, tail=False)
+
+
+def listen_port(settings: Settings) -> int | None:
+    """The port the server should log that it listens on: the URL's (a container's own port when its
+    published port is probed: --port); None when they cannot be compared (a container's --url)."""
+    if settings.container:
+        return settings.port if not settings.url_given else None
+    try:
+        u = urllib.parse.urlsplit(settings.url)
+        return u.port or (443 if u.scheme == "https" else 80)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +153,7 @@ class Monitor:
         if self.multi:
             policy = dataclasses.replace(policy, timeout=0.0)  # the server's deadline is the group's
         if not http:
-            policy = dataclasses.replace(policy, port=None, tail=False)
+            policy = dataclasses.replace(policy, port=None, tail=False, listen_port=None)
         engine = None if s.engine == "auto" else s.engine
         return Judge(policy, load_rules(s.rules), engine, self.epoch0)
 
@@ -249,8 +263,12 @@ class Monitor:
             self.final_stacks()
         if self.verdict is not None and self.verdict.outcome == "ready" and self.s.check:
             self.run_checks()
+        attached = self.judge.attached(self.t(), self.verdict is not None and self.verdict.outcome == "ready")
         self.flush()
         res = self.result()
+        if attached:
+            res["attached"] = True
+            res["reason"] = f"{attached}; {res['reason']}"[:500]
         self.record(res)  # before the result: a history warning never follows the result line
         self.emit(res)
         return res
@@ -292,9 +310,9 @@ class Monitor:
     def node_lost(self, n: Node, r: NodeLost, t: float) -> None:
         """The head lost for good ends the watch (unreachable); a worker is judged blind from now on."""
         st = n.judge.status()
-        msg = f"{r.message}; last phase {st.last_phase or 'none'}, {t:.0f}s elapsed"
         if n.head:
-            raise UnreachableError(msg)
+            raise UnreachableError(r.message)  # the verdict adds the last phase and the time
+        msg = f"{r.message}; last phase {st.last_phase or 'none'}, {t:.0f}s elapsed"
         n.blind = msg
         if self.group is not None:
             self.group.blind(n.name, msg)
@@ -349,7 +367,7 @@ class Monitor:
             self.group.verdict = self.judge.verdict
 
     def record(self, res: dict[str, Any]) -> None:
-        if not self.s.record:
+        if not self.s.record or res.get("attached"):
             return
         last = self.judge.last_proc
         rec = history.make_record(

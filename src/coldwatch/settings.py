@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -13,19 +14,27 @@ from typing import Any
 from coldwatch.errors import ConfigError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+MAX_DURATION = 366 * 86400.0
+"""The longest duration any option takes (a year): beyond it a clock's arithmetic overflows."""
+MAX_INTERVAL = 3600.0
 
 
 def parse_duration(value: Any, name: str) -> float:
     """'90', '90s', '15m', '1h', '0' -> seconds."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise ConfigError(f"{name}: expected a duration such as 90, 90s, 15m or 1h, got {value}")
         if value < 0:
             raise ConfigError(f"{name}: must not be negative, got {value}")
-        return float(value)
-    m = _DURATION.match(str(value))
-    if not m:
-        raise ConfigError(f"{name}: expected a duration such as 90, 90s, 15m or 1h, got {value!r}")
-    n = float(m.group(1))
-    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+        secs = float(value)
+    else:
+        m = _DURATION.match(str(value))
+        if not m:
+            raise ConfigError(f"{name}: expected a duration such as 90, 90s, 15m or 1h, got {value!r}")
+        secs = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+    if secs > MAX_DURATION:
+        raise ConfigError(f"{name}: at most {MAX_DURATION / 86400:.0f} days, got {value if isinstance(value, str) else format(value, 'g')}")
+    return secs
 
 
 @dataclass(slots=True)
@@ -90,7 +99,18 @@ class Settings:
             return self.target
         if self.container:
             return f"{self.host or 'localhost'}/container:{self.container}"
-        return f"{self.host or 'localhost'}/{self.unit if not self.log_cmd else 'log-cmd'}"
+        if self.log_cmd:
+            # the server a log command watches is the one on the probed port: two servers on one host
+            # (two log commands) never share a baseline
+            from urllib.parse import urlsplit
+
+            try:
+                u = urlsplit(self.url)
+                port = u.port or (443 if u.scheme == "https" else 80)
+            except ValueError:
+                return f"{self.host or 'localhost'}/log-cmd"
+            return f"{self.host or 'localhost'}:{port}"
+        return f"{self.host or 'localhost'}/{self.unit}"
 
 
 _DURATIONS = {"timeout", "interval", "stall_after", "reconnect_for", "connect_timeout"}
@@ -146,8 +166,9 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         return None
     if name in _DURATIONS:
         secs = parse_duration(value, where)
-        if name == "interval" and secs <= 0:
-            raise ConfigError(f"{where}: must be more than 0, got {value if isinstance(value, str) else format(value, 'g')}")
+        if name == "interval" and not 0 < secs <= MAX_INTERVAL:
+            bound = "more than 0" if secs <= 0 else f"at most {MAX_INTERVAL:g}s"
+            raise ConfigError(f"{where}: must be {bound}, got {value if isinstance(value, str) else format(value, 'g')}")
         return secs
     if name == "workers":
         items = value if isinstance(value, list) else [v for v in str(value).replace(",", " ").split() if v]
@@ -160,6 +181,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         m = re.fullmatch(r"(\d+)(%?)", text)
         if not m or (m.group(2) and int(m.group(1)) > 100):
             raise ConfigError(f"{where}: expected a count such as 3 or a share such as 90%, got {value!r}")
+        if int(m.group(1)) == 0:
+            raise ConfigError(f"{where}: 0 targets ready would pass a fleet where none came up; expected 1 or more (or a share above 0%)")
         return text
     if name in ("pid", "max_restarts", "parallel", "port"):
         try:
@@ -194,6 +217,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             if v not in _CHECKS:
                 raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")
         return list(items)
+    if name == "host" and isinstance(value, str) and not value.strip():
+        raise ConfigError("HOST: is empty (an unset variable?); omit HOST to watch this machine")
     if not isinstance(value, str):
         shown = "a " + type(value).__name__ if name == "api_key" else repr(value)  # a key is never echoed
         raise ConfigError(f"{where}: expected a string, got {shown}")

@@ -46,8 +46,10 @@ class Systemd:
     kind = "systemd"
     pid_pattern = r"^MainPID=(\d+)\s*$"
 
-    def __init__(self, unit: str) -> None:
+    def __init__(self, unit: str, log_given: bool = False) -> None:
         self.name = unit
+        self.log_given = log_given
+        """--log-cmd names the log: a unit that does not exist only means there is no supervisor to ask."""
 
     def state_command(self) -> str:
         return f"systemctl show -p {SERVICE_PROPS} --no-pager -- {q(self.name)}"
@@ -58,7 +60,17 @@ class Systemd:
         return systemd_state(parse_systemctl_show(text), self.name)
 
     def first_state(self, rc: int | None, text: str) -> SupervisorState:
-        return self.parse(rc, text)
+        """A unit that does not exist is the same mistake as a container that does not: exit 2, named
+        (with --log-cmd the watch goes on without a supervisor)."""
+        st = self.parse(rc, text)
+        if st.not_found:
+            if self.log_given:
+                return SupervisorState(False)
+            raise ConfigError(
+                f"unit {self.name}: no such unit on the host (systemctl: LoadState=not-found); name it with --unit, "
+                "or the log with --log-cmd (and the process with --pid)"
+            )
+        return st
 
     def log_command(self, svc: SupervisorState | None, follow: bool) -> None:
         return None  # the journal of the unit's invocation (probes.log.LogSource)
@@ -115,9 +127,14 @@ def systemd_state(svc: ServiceState, unit: str) -> SupervisorState:
 RUNTIMES = ("auto", "docker", "podman")
 INSPECT = (
     '{"State":{{json .State}},"RestartCount":{{json .RestartCount}},"Network":{{json .HostConfig.NetworkMode}},'
-    '"Ports":{{json .NetworkSettings.Ports}},"Image":{{json .Config.Image}}}'
+    '"Ports":{{json .NetworkSettings.Ports}},"Bindings":{{json .HostConfig.PortBindings}},"Image":{{json .Config.Image}}}'
 )
-"""Only what the watch needs from ``inspect`` (never the environment, which may hold secrets)."""
+"""Only what the watch needs from ``inspect`` (never the environment, which may hold secrets). A stopped or
+restarting container has no ``NetworkSettings.Ports``; its ``HostConfig.PortBindings`` still say what
+``-p`` asked for."""
+NOT_LISTENING = "http://127.0.0.1:0"
+"""Where a container that is not running now, with a port published only when it runs (``-p 30000``), is
+probed until it runs again: a port nothing listens on, so the log and the runtime's state decide."""
 _RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$")
 SERVING_PORTS = {"sglang": 30000, "vllm": 8000}
 
@@ -147,6 +164,11 @@ class Container:
         """docker | podman; "auto" until the first ``inspect`` says which runtime knows the container."""
         self.network = ""
         self.ports: dict[str, Any] = {}
+        self.bindings: dict[str, Any] = {}
+        """``-p`` as asked (``HostConfig.PortBindings``): kept while the container is stopped."""
+        self.running = True
+        self.note = ""
+        """Said once by the driver: how the URL was chosen for a container that is not running."""
         self.image = ""
         self.error = ""
 
@@ -194,6 +216,8 @@ class Container:
         self.network = str(data.get("Network") or "")
         ports = data.get("Ports")
         self.ports = ports if isinstance(ports, dict) else {}
+        bindings = data.get("Bindings")
+        self.bindings = bindings if isinstance(bindings, dict) else {}
         self.image = str(data.get("Image") or "")
         status = str(st.get("Status") or "").lower()
         restarting = st.get("Restarting") is True or status == "restarting"
@@ -214,6 +238,7 @@ class Container:
             kind, why = "exited", f"it exited with code {code}"
         err = str(st.get("Error") or "")
         pid = _int(st.get("Pid"))
+        self.running = st.get("Running") is True and not restarting
         return SupervisorState(
             known=True,
             running=st.get("Running") is True and not restarting,
@@ -221,7 +246,7 @@ class Container:
             waiting=restarting,
             restarts=_int(data.get("RestartCount")),
             start_id=started,
-            since=self._scope(started, finished),
+            since=finished if restarting and rfc3339(finished) is not None else self._scope(started, finished),
             main_pid=pid if pid else None,
             death_kind=kind if dead or restarting else None,
             death_reason=f"container {self.name} stopped: {why}" + (f" ({err[:200]})" if err else ""),
@@ -231,7 +256,8 @@ class Container:
     def _scope(started: str, finished: str) -> str:
         """Where the current start's log begins: after the previous run finished (the runtime keeps its
         FinishedAt while the container runs again), so an earlier run's lines never count; the whole log
-        when it never finished; its StartedAt once it has stopped."""
+        when it never finished; its StartedAt once it has stopped. While it restarts, the next run's log
+        begins after the last FinishedAt (its StartedAt is still the run that just failed)."""
         t0, t1 = rfc3339(started), rfc3339(finished)
         if t0 is None or t1 is None:
             return ""
@@ -262,7 +288,7 @@ class Container:
         the host port it is published on; None when it is not published."""
         if self.network == "host":
             return "127.0.0.1", port
-        binds = self.ports.get(f"{port}/tcp")
+        binds = self.ports.get(f"{port}/tcp") or self.bindings.get(f"{port}/tcp")
         if not isinstance(binds, list):
             return None
         for b in binds:
@@ -285,7 +311,7 @@ class Container:
         if engine in SERVING_PORTS:
             return SERVING_PORTS[engine]
         for port in (30000, 8000):
-            if self.ports.get(f"{port}/tcp"):
+            if self.ports.get(f"{port}/tcp") or self.bindings.get(f"{port}/tcp"):
                 return port
         return 8000 if "vllm" in self.image.lower() else 30000
 
@@ -307,7 +333,7 @@ def supervisor_for(unit: str, log_cmd: str | None, pid: int | None, container: s
         return Container(container, runtime)
     if log_cmd is not None and pid is not None:
         return NoSupervisor(f"pid {pid}")
-    return Systemd(unit)
+    return Systemd(unit, log_given=log_cmd is not None)
 
 
 def server_url(url: str, url_given: bool, sup: Supervisor, port: int | None, engine: str) -> tuple[str, bool]:
@@ -321,6 +347,15 @@ def server_url(url: str, url_given: bool, sup: Supervisor, port: int | None, eng
         return f"http://127.0.0.1:{port}", True
     want = port or sup.serving_port(engine)
     addr = sup.address(want)
+    sup.note = ""
+    if addr is None and not sup.running and f"{want}/tcp" in sup.bindings:
+        # stopped or restarting: a dynamic host port (-p 30000) exists only while it runs; the log and the
+        # runtime's state say why it stopped, and a new start publishes the port again
+        sup.note = (
+            f"container {sup.name} is not running: port {want} is published only while it runs; "
+            "probed again when it starts, judged on its log and state meanwhile"
+        )
+        return NOT_LISTENING, False
     if addr is None:
         published = ", ".join(sorted(k for k, v in sup.ports.items() if v)) or "none"
         raise ConfigError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -87,6 +88,8 @@ def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type:
     assert p.returncode == 4, err.decode()
     msg = err.decode() + out.decode()
     assert "SSH connection lost" in msg and "last phase" in msg and "Traceback" not in msg
+    reason = json.loads(out.decode().strip().splitlines()[-1])["reason"]
+    assert reason.count("last phase") == 1 and reason.count("elapsed") == 1, reason  # said once, not twice
 
 
 def test_hung_session_is_detected_and_replaced(gpu_host) -> None:  # type: ignore[no-untyped-def]

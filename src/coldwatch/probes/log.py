@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING
 
 from coldwatch.evidence import SupervisorState
 from coldwatch.hosts.base import q
-from coldwatch.normalise import MAX_RECORD, split_records
+from coldwatch.normalise import MAX_RECORD, LogLine, split_records
 
 if TYPE_CHECKING:
+    from coldwatch.normalise import _Stamp
     from coldwatch.supervisors import Supervisor
 
 
@@ -320,3 +321,109 @@ def _lf_only(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """JSON output has no raw CR (it is escaped); protect against stray ones anyway."""
     for c in chunks:
         yield c.replace(b"\r", b"")
+
+
+EARLIER_ALLOWANCE = 60.0
+"""With no supervisor to say when this start began, a line stamped up to this many seconds before the
+watch began still counts as this start's (the server was started a moment before coldwatch)."""
+HOST_CLOCK = "date '+%s %z'"
+"""The host's clock and UTC offset: engines stamp their lines in the host's local time."""
+
+
+def host_clock(text: str) -> tuple[float, float] | None:
+    """``date '+%s %z'`` -> (Unix seconds, UTC offset in seconds); None when it is not that."""
+    parts = text.split()
+    if len(parts) != 2 or not parts[0].isdigit() or len(parts[1]) != 5 or parts[1][0] not in "+-" or not parts[1][1:].isdigit():
+        return None
+    off = int(parts[1][1:3]) * 3600 + int(parts[1][3:5]) * 60
+    return float(parts[0]), float(off if parts[1][0] == "+" else -off)
+
+
+class EarlierRun:
+    """Which lines of a ``--log-cmd`` stream are an earlier run's (a log the server appends to, followed
+    with ``tail -F``): those stamped before ``begin`` (Unix seconds: the supervisor's start of this run,
+    or the watch's start less EARLIER_ALLOWANCE). They are shown, never judged; the first line stamped
+    at or after ``begin`` starts this run, and every line after it counts. Unstamped lines go with the
+    last stamped one; a stamp with no date (or no year) cannot be placed and counts."""
+
+    def __init__(self, begin: float, utc_offset: float = 0.0, now: float | None = None, why: str = "") -> None:
+        self.begin = begin
+        self.utc_offset = utc_offset
+        self.now = begin if now is None else now
+        self.why = why
+        """How ``begin`` was chosen, for the warning (``the unit's start``, ``the watch's start less 60s``)."""
+        self.old = False
+        self.done = False
+        self.skipped = 0
+
+    def earlier(self, line: LogLine) -> bool:
+        if self.done:
+            return False
+        from coldwatch.normalise import unwrap
+
+        at = stamp_epoch(unwrap(line.raw)[2], self.utc_offset, self.now)
+        if at is not None:
+            self.old = at < self.begin
+            if not self.old:
+                self.done = True
+        if self.old:
+            self.skipped += 1
+        return self.old
+
+
+def stamp_epoch(stamp: _Stamp | None, utc_offset: float, now: float) -> float | None:
+    """A line's stamp as Unix seconds: ISO 8601 stamps are UTC (normalise converts an offset); the
+    engines' own stamps are the host's local time. A stamp without a year (vLLM's ``12-01``) takes the
+    year of ``now`` (the host's clock), the year before when that would put it a day or more ahead."""
+    import datetime as dt
+
+    from coldwatch.normalise import _EPOCH_DAY, _FAKE_YEAR_DAYS
+
+    if stamp is None or stamp.day is None:
+        return None
+    day = stamp.day
+    if _FAKE_YEAR_DAYS[0] <= day < _FAKE_YEAR_DAYS[1]:
+        md = dt.date.fromordinal(day)
+        year = dt.datetime.fromtimestamp(now + utc_offset, dt.UTC).year
+        try:
+            day = dt.date(year, md.month, md.day).toordinal()
+            if (day - _EPOCH_DAY) * 86400.0 + stamp.sod - utc_offset > now + 86400:
+                day = dt.date(year - 1, md.month, md.day).toordinal()
+        except ValueError:
+            return None  # 02-29 outside a leap year
+    local = (day - _EPOCH_DAY) * 86400.0 + stamp.sod
+    return local if stamp.style == "iso" else local - utc_offset
+
+
+def earlier_run(clock_text: str, svc: SupervisorState | None, log_cmd: str | None) -> EarlierRun | None:
+    """The filter for a ``--log-cmd`` stream (a journal or a container's own log is already scoped to
+    this start): from the supervisor's start of this run when it says, else the watch's start less
+    EARLIER_ALLOWANCE; None without --log-cmd or when the host's clock cannot be read."""
+    if log_cmd is None:
+        return None
+    clock = host_clock(clock_text)
+    if clock is None:
+        return None
+    now, offset = clock
+    since = _since_epoch(svc.since, offset) if svc is not None and svc.known and svc.since else None
+    if since is not None and since <= now + 5:
+        return EarlierRun(since, offset, now, "the supervisor's start of this run")
+    return EarlierRun(now - EARLIER_ALLOWANCE, offset, now, f"the watch's start less {EARLIER_ALLOWANCE:g}s")
+
+
+def _since_epoch(since: str, utc_offset: float) -> float | None:
+    """systemd's ``Sun 2026-11-29 18:24:46 UTC`` (the host's local time) or a runtime's RFC 3339 stamp."""
+    import datetime as dt
+
+    from coldwatch.supervisors import rfc3339
+
+    if "T" in since:
+        return rfc3339(since)
+    parts = _since(since).split()
+    if len(parts) < 2:
+        return None
+    try:
+        naive = dt.datetime.fromisoformat(f"{parts[0]} {parts[1]}").replace(tzinfo=dt.UTC).timestamp()
+    except ValueError:
+        return None
+    return naive if parts[2:3] == ["UTC"] else naive - utc_offset

@@ -25,6 +25,8 @@ from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.evidence import (
     Action,
     ConnectionLost,
+    EarlierEnded,
+    EarlierLine,
     GpuReading,
     HttpState,
     LogEnded,
@@ -49,13 +51,13 @@ from coldwatch.evidence import (
 )
 from coldwatch.hosts.base import Follower, Host, RunResult, q
 from coldwatch.http import Ladder, make_client
-from coldwatch.normalise import Normaliser, split_records
+from coldwatch.normalise import LogLine, Normaliser, split_records
 from coldwatch.probes import stacks
-from coldwatch.probes.log import LogSource
+from coldwatch.probes.log import HOST_CLOCK, EarlierRun, LogSource, earlier_run
 from coldwatch.probes.parse import PROC_SCRIPT, gpu_evidence, parse_proc_sample, proc_from_dict
 from coldwatch.probes.sampler import SamplerRecord, parse_record, sampler_command
 from coldwatch.settings import Settings
-from coldwatch.supervisors import Supervisor, server_url, supervisor_for
+from coldwatch.supervisors import NOT_LISTENING, Supervisor, server_url, supervisor_for
 
 NVIDIA_SMI = "nvidia-smi --query-gpu=index,memory.used,memory.total,utilization.gpu --format=csv,noheader,nounits"
 PING_EVERY = 5.0
@@ -68,6 +70,12 @@ uvicorn starts), and a refused connect costs one channel-open round trip."""
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::")
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
+EARLIER_BURST = 3.0
+"""Seconds after a --log-cmd follower starts in which an old-stamped line is taken for what the log held
+already (an earlier run's); a line written later is this start's, whatever its stamp says (a container
+logging UTC on a host in another zone)."""
+EARLIER_HOLD = 5000
+"""At most this many earlier-run lines are kept, to be judged after all if the stream ends on them."""
 
 Emit = Callable[[Reading, int], None]
 """Where a probe's readings go: (reading, the log generation it belongs to)."""
@@ -171,10 +179,17 @@ class NodeProbe:
         self.threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._reconnecting = False
+        self.parked = False
+        """A new start's log waits until the supervisor says it runs (a container between two runs)."""
+        self._park_lock = threading.Lock()
+        self.earlier: EarlierRun | None = None
+        """A --log-cmd stream's lines from an earlier run (an appended log): shown, never judged."""
 
     # ---- plumbing ----------------------------------------------------------------------
     def emit(self, r: Reading, gen: int | None = None) -> None:
         self._emit(r, self.gen if gen is None else gen)
+        if isinstance(r, SupervisorReading) and not r.initial:
+            self._unparked(r.state)
 
     def spawn(self, name: str, fn: Callable[[], None]) -> None:
         def wrapped() -> None:
@@ -236,7 +251,25 @@ class NodeProbe:
         old = self._log_follower
         self.log_seq += 1  # the old follower's end is stale from here on
         if old is not None:
-            old.close()
+            old.close()  # the sampler goes on: it says when a parked start runs
+        with self._park_lock:
+            self.parked = svc.known and not svc.running  # a container between two runs: its log follows once it runs
+            if self.parked:
+                return
+        self.log.rescope(svc)
+        self._start_log(f"log{self.gen}")
+
+    def _unparked(self, svc: SupervisorState) -> None:
+        """A container watched while it was not running: once it runs, its port is probed where it is
+        published and the new run's log is followed from its start."""
+        if not (svc.known and svc.running) or self.stop.is_set():
+            return
+        if self.http and self.url == NOT_LISTENING:
+            self.resolve_url(initial=False)
+        with self._park_lock:
+            if not self.parked:
+                return
+            self.parked = False
         self.log.rescope(svc)
         self._start_log(f"log{self.gen}")
 
@@ -250,6 +283,11 @@ class NodeProbe:
                 raise
             self.emit(ProbeWarning("url", f"after the restart: {exc}"))
             return
+        if url == NOT_LISTENING and not initial:
+            return  # between two runs: probed where it was until a sample shows it running
+        note = getattr(self.supervisor, "note", "")
+        if note:
+            self.emit(ProbeWarning("url-stopped", note))
         if url != self.url:
             self.url = url
             if self.client is not None:
@@ -279,6 +317,7 @@ class NodeProbe:
             self.resolve_url()
             self.client = client
             self.ladder = Ladder(client, self.url, self.s.model, self.s.api_key)
+        self.earlier = self._earlier_run(svc)
         self.log = LogSource(self.s.log_cmd, self.s.unit, svc, self.supervisor)
         self._start_log("log")
         self._start_sampler("sampler")
@@ -306,6 +345,13 @@ class NodeProbe:
         except UnreachableError as exc:
             return StackSample((), errors=(f"stack sample: {exc}",))
 
+    def _earlier_run(self, svc: SupervisorState | None) -> EarlierRun | None:
+        """The earlier-run filter of a --log-cmd stream, from the host's clock (None without one)."""
+        if self.s.log_cmd is None:
+            return None
+        r = self.host.run(HOST_CLOCK, timeout=10.0)
+        return earlier_run(r.stdout.decode("ascii", "replace"), svc, self.s.log_cmd)
+
     def close(self) -> None:
         self.stop.set()
         self.control.probe_now.set()
@@ -326,19 +372,42 @@ class NodeProbe:
         norm = Normaliser()
         started = time.monotonic()
         lumpy: str | None = None
+        held: list[LogLine] = []  # the earlier run's lines, until this start's first line says they were
         for rec in self.log.records(follower.chunks()):
             if self.stop.is_set():
                 break
             for line in norm.lines(rec):
+                if self._is_earlier(line, started, gen):
+                    if len(held) < EARLIER_HOLD:
+                        held.append(line)
+                    continue
+                held.clear()
                 self.emit(line, gen)
             if lumpy is None and (lumpy := self.log.lumps.warning()) is not None:
                 self.emit(ProbeWarning("log_lumps", lumpy), gen)
+        if held and not self.stop.is_set() and seq == self.log_seq:
+            # the stream ended on them (a stopped container's `docker logs -f`): they were this start's last words
+            self.emit(EarlierEnded(len(held)), gen)
+            for line in held:
+                self.emit(line, gen)
         if self.stop.is_set() or seq != self.log_seq:
             return  # stopping, or a follower replaced after a reconnect
         if not self.host.alive():
             self.lost("SSH connection lost")
             return
         self.emit(LogEnded(follower.exit_status, time.monotonic() - started), gen)
+
+    def _is_earlier(self, line: LogLine, started: float, gen: int) -> bool:
+        """An earlier run's line (emitted as such): stamped before this start, and already in the log
+        when the follower began (within EARLIER_BURST); the first line that is not ends the filter."""
+        ea = self.earlier
+        if ea is None or ea.done:
+            return False
+        if time.monotonic() - started < EARLIER_BURST and ea.earlier(line):
+            self.emit(EarlierLine(line, ea.why), gen)
+            return True
+        ea.done = True  # a line stamped in this start, or written since the watch began: this start's
+        return False
 
     def _start_sampler(self, name: str) -> None:
         self.sampler_seq += 1
@@ -559,12 +628,24 @@ def sample_once(self: NodeProbe, http_budget: float) -> Iterator[Reading]:
     self.url = url
     self.control.port = local_port(url) if own_socket else None
     yield ServedAt(url, self.control.port)
+    note = getattr(self.supervisor, "note", "")
+    if note:
+        yield ProbeWarning("url-stopped", note)
+    old = self._earlier_run(svc)
     source = LogSource(self.s.log_cmd, self.s.unit, svc, self.supervisor)
     started = time.monotonic()
     r = self.host.run(source.command(follow=False), timeout=15)
     norm = Normaliser()
+    held: list[LogLine] = []  # old-stamped lines: an earlier run's once a newer line follows
     for rec in source.records([r.stdout]):
-        yield from norm.lines(rec)
+        for line in norm.lines(rec):
+            if old is not None and old.earlier(line):
+                held.append(line)
+                continue
+            yield from (EarlierLine(h, old.why) for h in held if old is not None)
+            held.clear()
+            yield line
+    yield from held  # the log holds nothing newer: they are the last start's
     if self.s.log_cmd is not None and r.rc not in (None, 124):
         # the log command ended before its time limit (`docker logs -f` of a stopped container,
         # a `cat`): the log stream ended, as wait's follower would see it end

@@ -302,6 +302,7 @@ class PanelState:
 
     def _result(self, ev: dict[str, Any], t: float) -> None:
         self.result = ev
+        self._final_rows(ev)
         if ev.get("model"):
             self.model = self.model or clean(ev["model"])
         spans = ev.get("phases")
@@ -318,6 +319,37 @@ class PanelState:
             self.current = str(ph)
             self.started.setdefault(self.current, t)
             self.ended[self.current] = self.ended.get(self.current, t)
+
+    def _final_rows(self, ev: dict[str, Any]) -> None:
+        """The last frame agrees with the verdict: each node's or target's row takes its outcome from
+        the result (the last table was drawn before it, when a ready target still said warmup); under
+        READY every node of the server is ready."""
+        if not self.rows:
+            return
+        per: dict[str, dict[str, Any]] = {}
+        for r in [*(ev.get("targets") or []), *(ev.get("nodes") or [])]:
+            if isinstance(r, dict):
+                per[str(r.get("target") or r.get("node") or "")] = r
+        ready = ev.get("outcome") == "ready"
+        rows = []
+        for row in self.rows:
+            row = dict(row)
+            name = str(row.get("name") or "")
+            r = per.get(name) or per.get(name.removesuffix(" BLIND").removesuffix(" (head)"))
+            outcome = r.get("outcome") if r is not None else None
+            if row.get("kind") == "nodes" and ready and outcome in (None, "pending", "ready"):
+                outcome = "ready"
+            if outcome not in (None, "pending"):
+                row["verdict"] = outcome
+                row["phase"] = "ready" if outcome == "ready" else (r or {}).get("phase") or row.get("phase")
+                row["progress"] = None if outcome == "ready" else row.get("progress")
+            rows.append(row)
+        self.rows = rows
+
+    @property
+    def fleet(self) -> bool:
+        """The panel of a fleet: its table is the story (no server's phases of its own)."""
+        return bool(self.rows) and self.rows[0].get("kind") == "targets"
 
     # ---- derived ---------------------------------------------------------------------
     def usual_total(self) -> float | None:
@@ -709,11 +741,11 @@ def body(s: PanelState, w: int, lv: Levels) -> list[Text]:
     return [
         *(header_block(s, w) if lv.header else []),
         *verdict_block(s, w),
-        *current_block(s, w, lv),
+        *(current_block(s, w, lv) if not s.fleet else []),
         *status_block(s, w),
         *warnings_block(s, w, lv.warnings),
         *ranks_block(s, w),
-        *phases_block(s, w, lv.phases),
+        *(phases_block(s, w, lv.phases) if not s.fleet else []),
         *render_rows(s.rows, w, lv.rows),
         *gpu_block(s, w, lv.gpu),
         *log_block(s, w, lv.log),
