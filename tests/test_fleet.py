@@ -28,7 +28,8 @@ def _fleet(gpu_host, tmp_path: Path, mix: list[str]) -> tuple[list[str], Path]: 
             alias = "\n".join(f"  Port {free_port()}" if ln.strip().startswith("Port ") else ln for ln in alias.splitlines())
             tables.append(f'[targets."{name}"]\nlog_cmd = "true"')
         else:
-            sim = gpu_host.start_sim(sc, 0.1)
+            # serving well past the watch: starting 50 servers can take longer than the default linger
+            sim = gpu_host.start_sim(sc, 0.1, False, "--linger", "600")
             pid = int((sim.dir / "sim.pid").read_text())
             tables.append(
                 f'[targets."{name}"]\nlog_cmd = "tail -n +1 -F {sim.dir}/server.log"\n'

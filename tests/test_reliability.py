@@ -29,6 +29,9 @@ class Echo(BaseHTTPRequestHandler):
     """A server that answers with the caller's bearer token in its bodies (as some proxies do)."""
 
     mode = "ready"
+    warming = 0
+    """Completions answered 503 before the first served one: a start the watch sees (an attach,
+    a server up before the watch, records nothing)."""
 
     def log_message(self, *a: object) -> None:
         pass
@@ -49,6 +52,9 @@ class Echo(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if "chat" in self.path:
             self._send(401, {"error": f"invalid credentials {auth}"})
+        elif type(self).warming > 0:
+            type(self).warming -= 1
+            self._send(503, {"error": "warming up"})
         elif self.mode == "error":
             self._send(200, {"choices": [{"text": "x", "finish_reason": "length"}], "error": f"invalid credentials {auth}"})
         else:
@@ -111,7 +117,8 @@ def _home() -> Path:
 
 
 def test_bad_history_record_leaves_wait_and_history_working(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    url, _ = echo
+    url, handler = echo
+    handler.warming = 2  # a cold start, so this run is recorded beside the good old record
     home = _home()
     home.mkdir(parents=True)
     good = {"target": "localhost/log-cmd", "outcome": "ready", "durations": {"weight_load": 12.0}, "total": 30.0, "ts": "2026-01-01"}
@@ -197,7 +204,8 @@ def test_replay_record_keeps_its_verdict_when_history_cannot_be_written(tmp_path
 
 
 def test_history_warning_comes_before_the_result_line(echo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    url, _ = echo
+    url, handler = echo
+    handler.warming = 2  # a cold start: an attach would record nothing and warn of nothing
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     r = coldwatch(
