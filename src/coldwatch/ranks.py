@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from coldwatch.phases.rules import PHASES as PHASE_ORDER
 from coldwatch.sanitise import clean
 
 STATES = ("working", "waiting", "blocked", "idle", "dead")
@@ -24,18 +25,6 @@ WORKING_CPU = 10.0
 """Per cent of one core a thread must use over the sample's window to count as working."""
 TOP = 12
 """How many of a stack's innermost frames are searched for a waiting frame."""
-PHASE_ORDER = (
-    "starting",
-    "dist_init",
-    "weight_load",
-    "marlin_repack",
-    "draft_init",
-    "kv_alloc",
-    "jit_compile",
-    "graph_capture",
-    "warmup",
-    "ready",
-)
 
 # Process titles (setproctitle) of the engines' rank processes, from their sources:
 # SGLang: "sglang::scheduler_TP3", "sglang::scheduler_DP1_TP3", "sglang::gpu_worker_TP3_PP0",

@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from coldwatch import __version__
-from coldwatch.report.model import PHASES, Lane, Report, Series, Span
+from coldwatch.phases.rules import PHASES
+from coldwatch.report.model import Lane, Report, Series, Span
 from coldwatch.sanitise import clean
 
 COLOURS = {

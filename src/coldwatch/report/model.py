@@ -15,18 +15,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-PHASES = (
-    "starting",
-    "dist_init",
-    "weight_load",
-    "marlin_repack",
-    "draft_init",
-    "kv_alloc",
-    "jit_compile",
-    "graph_capture",
-    "warmup",
-    "ready",
-)
 MAX_LANES = 64
 MAX_POINTS = 4000
 """Per series; past it every other point is dropped (the series keeps its shape)."""
