@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -35,7 +36,9 @@ def run_demo(scenario: str, speed: float, settings: Settings, fail_checks: bool,
         linger = max(120.0, settings.timeout + 30.0)
         proc, port = spawn(simdir, scenario, speed, *(["--fail-checks"] if fail_checks else []), linger=linger)
         old_path = os.environ.get("PATH", "")
-        os.environ["PATH"] = f"{Path(tmp) / 'bin'}:{old_path}"
+        # the simulated host is this machine: a py-spy installed beside coldwatch (its environment's
+        # bin, which need not be on PATH) shows the ranks' frames in the rank scenarios
+        os.environ["PATH"] = f"{Path(tmp) / 'bin'}:{Path(sys.executable).parent}:{old_path}"
         try:
             settings.host = None
             settings.log_cmd = f"tail -n +1 -F {simdir / 'server.log'} 2>/dev/null"
