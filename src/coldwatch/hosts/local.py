@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 
 from coldwatch.hosts.base import RunResult, TcpStream
@@ -58,6 +59,8 @@ class LocalHost:
 
     def __init__(self) -> None:
         self._followers: list[LocalFollower] = []
+        self._lock = threading.Lock()
+        self._closed = False
 
     def run(self, cmd: str, timeout: float = 10.0, stdin: bytes | None = None) -> RunResult:
         # its own process group, killed whole at the deadline: nothing it started outlives it
@@ -75,14 +78,22 @@ class LocalHost:
                 os.killpg(p.pid, signal.SIGKILL)
             try:
                 out, err = p.communicate(timeout=1.0)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired:  # a child that cannot die (D state): its pipes are closed
                 out, err = b"", b""
+                for pipe in (p.stdin, p.stdout, p.stderr):
+                    if pipe is not None:
+                        pipe.close()
             return RunResult(None, out or b"", err or b"")
         return RunResult(p.returncode, out, err)
 
     def follow(self, cmd: str) -> LocalFollower:
         f = LocalFollower(cmd)
-        self._followers.append(f)
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._followers.append(f)
+        if closed:  # a probe thread that outlived close(): its follower ends at once, nothing is left running
+            f.close()
         return f
 
     def connect_tcp(self, host: str, port: int, timeout: float) -> TcpStream:
@@ -100,6 +111,8 @@ class LocalHost:
         return None
 
     def close(self) -> None:
-        for f in self._followers:
+        with self._lock:
+            self._closed = True
+            followers, self._followers = self._followers, []
+        for f in followers:
             f.close()
-        self._followers.clear()

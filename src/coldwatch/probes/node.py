@@ -219,6 +219,8 @@ class NodeProbe:
     def _follow(self, cmd: str) -> Follower:
         f = self.host.follow(cmd)
         self.followers.append(f)
+        if self.stop.is_set():  # closed while this thread opened it: it ends here, not at exit
+            f.close()
         return f
 
     def _close_followers(self) -> None:
