@@ -8,6 +8,7 @@ use it are skipped with the reason otherwise.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -21,7 +22,10 @@ from pathlib import Path
 
 from coldwatch.sim import free_port, spawn
 
-USER = "cwtest"
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw")[2:] or -1)
+"""This pytest-xdist worker's number (-1 without xdist): each worker has its own test user and
+addresses, so that one worker's teardown (``pkill -u``) never ends another's sessions."""
+USER = "cwtest" if WORKER < 0 else f"cwtest{WORKER}"
 SSHD = "/usr/sbin/sshd"
 JOURNALD = "/lib/systemd/systemd-journald"
 
@@ -160,9 +164,23 @@ def _cgroup_base() -> Path | None:
 
 
 def _journald(fix: Path) -> subprocess.Popen[bytes] | None:
-    """Start a standalone journald unless one runs already; None when one is running."""
+    """Start a standalone journald unless one runs already; None when one is running. Under
+    pytest-xdist the workers share one, started by the first under a lock and left running."""
     if not os.path.exists(JOURNALD):
         return None
+    with open("/run/cwtest-journald.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = _journald_locked(fix)
+    if p is not None and WORKER >= 0:
+        _SHARED.append(p)  # held, so that it is never collected as a leaked child
+        return None  # the other workers log to it: it outlives this worker
+    return p
+
+
+_SHARED: list[subprocess.Popen[bytes]] = []
+
+
+def _journald_locked(fix: Path) -> subprocess.Popen[bytes] | None:
     mid = Path("/etc/machine-id")
     if not mid.exists() or not mid.read_text().strip():
         subprocess.run(["systemd-machine-id-setup"], capture_output=True)
@@ -286,10 +304,11 @@ def netns_why_not() -> str | None:
 
 
 def start_netns_host(host: GpuHost, alias: str, index: int) -> NetnsHost:
-    """A sshd in a fresh network namespace at 10.213.<index>.2, reached over a veth pair."""
+    """A sshd in a fresh network namespace at 10.213.<index>.2 (each xdist worker in its own block of
+    twenty), reached over a veth pair."""
     name = f"cw{os.getpid() % 10000}n{index}"
     a, b = f"{name}a", f"{name}b"
-    net = f"10.213.{index}"
+    net = f"10.213.{index + 20 * max(WORKER, 0)}"
     sh("ip", "netns", "add", name)
     sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
     sh("ip", "link", "set", b, "netns", name)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import dockerfix
+import hostfix
 import pytest
 from conftest import coldwatch, json_lines
 
@@ -150,7 +151,7 @@ def test_an_earlier_run_never_counts(image: str, containers: list[str], tmp_path
 def test_through_ssh(image: str, containers: list[str], gpu_host) -> None:  # type: ignore[no-untyped-def]
     """The same over the loopback sshd as HOST, as a user in the docker group: ready, with the GPU feed and the
     container's state through the one streaming sampler."""
-    subprocess.run(["usermod", "-aG", "docker", "cwtest"], check=True, capture_output=True)
+    subprocess.run(["usermod", "-aG", "docker", hostfix.USER], check=True, capture_output=True)
     d = gpu_host.sim_dir()
     c = sim(image, d, containers, "ready")
     code, evs, err = wait(c, "gpu1", env=gpu_host.env)

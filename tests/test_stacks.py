@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import hostfix
 import pytest
 import rankserver
 from conftest import coldwatch, json_lines
@@ -113,12 +114,12 @@ def stack_user(gpu_host) -> str:  # type: ignore[no-untyped-def]
     if subprocess.run(["id", USER], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], check=True, capture_output=True)
     subprocess.run(["usermod", "-p", "*", USER], check=True, capture_output=True)
-    shutil.copy(gpu_host.fix / "ak" / "cwtest", gpu_host.fix / "ak" / USER)
+    shutil.copy(gpu_host.fix / "ak" / hostfix.USER, gpu_host.fix / "ak" / USER)
     cfg = gpu_host.home / ".ssh" / "config"
     text = cfg.read_text()
     if "Host gpu1-stacks" not in text:
         block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0]
-        cfg.write_text(text + "\n" + block.replace("Host gpu1", "Host gpu1-stacks").replace("User cwtest", f"User {USER}") + "\n")
+        cfg.write_text(text + "\n" + block.replace("Host gpu1", "Host gpu1-stacks").replace(f"User {hostfix.USER}", f"User {USER}") + "\n")
     return "gpu1-stacks"
 
 
@@ -171,7 +172,9 @@ def test_split_over_two_nodes_names_the_worker_its_rank_and_frame(gpu_host, tmp_
     cfg_ssh = gpu_host.home / ".ssh" / "config"
     text = cfg_ssh.read_text()
     block = text[text.index("Host gpu-worker-cw") :].split("\nHost ", 1)[0]
-    cfg_ssh.write_text(text + "\n" + block.replace("Host gpu-worker-cw", "Host gpu-worker").replace("User cwtest", f"User {USER}") + "\n")
+    cfg_ssh.write_text(
+        text + "\n" + block.replace("Host gpu-worker-cw", "Host gpu-worker").replace(f"User {hostfix.USER}", f"User {USER}") + "\n"
+    )
     dirs = {n: gpu_host.fix / "ranks" / f"{tmp_path.name}-{n}" for n in ("head", "worker")}
     (gpu_host.fix / "ranks").mkdir(exist_ok=True, mode=0o755)
     procs = [rankserver.start(dirs["head"], "hang", USER, 0, 1), rankserver.start(dirs["worker"], "hang", USER, 1, 1)]
