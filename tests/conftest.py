@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,9 @@ SHARED_LOGS = Path(
 """The team's labelled public logs; a clone without the team's folder runs on its copy in tests/fixtures."""
 OWN_LOGS = ROOT / "tests" / "fixtures" / "logs"
 
+for _size in ("COLUMNS", "LINES"):  # pytest-xdist's workers set 80x24: a real terminal (tmux) sizes the panel
+    os.environ.pop(_size, None)
+
 
 def coldwatch(
     *args: str, input: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 120
@@ -31,6 +36,14 @@ def coldwatch(
 
 def json_lines(out: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage() -> Iterator[None]:
+    """A child process or pipe left in a reference cycle is collected at this test's end, so the
+    ResourceWarning (an error here) names the test that leaked it, not whichever test runs next."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)

@@ -32,9 +32,10 @@ def test_timeline_goes_to_stderr_json_to_stdout(tmp_path: Path) -> None:
     ("data", "why"),
     [
         (b"", "empty"),
-        (gzip.compress(b"[2026-01-01 10:00:00] Load weight begin.\n"), "gzip"),
+        (gzip.compress(b"[2026-01-01 10:00:00] Load weight begin.\n", mtime=0), "gzip"),
         (bytes(range(256)) * 8, "binary"),
     ],
+    ids=["empty", "gzip", "binary"],  # the same names in every xdist worker
 )
 def test_input_that_is_not_a_text_log_is_exit_2(tmp_path: Path, data: bytes, why: str) -> None:
     """Empty, gzip or binary input: one line saying it is not a text log, exit 2 (not 'incomplete')."""

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 from conftest import json_lines
@@ -20,14 +21,44 @@ pytestmark = pytest.mark.ssh
 ORDER = ["dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup", "ready"]
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_watch_left() -> Iterator[None]:
+    """A test that fails before it reads its watch's result still ends it and closes its pipes."""
+    yield
+    while _STARTED:
+        p = _STARTED.pop()
+        if p.poll() is None:
+            p.kill()
+        p.wait(10)
+        for pipe in (p.stdout, p.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
 def _start(gpu_host, *args: str) -> subprocess.Popen[bytes]:  # type: ignore[no-untyped-def]
     env = {**os.environ, **gpu_host.env}
-    return subprocess.Popen(
+    p = subprocess.Popen(
         [sys.executable, "-m", "coldwatch", "wait", "gpu1", *args, "--output", "json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
     )
+    _STARTED.append(p)
+    return p
+
+
+def _sessions(gpu_host, before: set[int], timeout: float = 30.0) -> list[int]:  # type: ignore[no-untyped-def]
+    """coldwatch's new sshd sessions, once it has connected (on a busy machine its start takes seconds)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        new = [p for p in gpu_host.session_pids() if p not in before]
+        if new:
+            return new
+        time.sleep(0.1)
+    return []
 
 
 def _kill_sessions(gpu_host, before: set[int]) -> list[int]:  # type: ignore[no-untyped-def]
@@ -53,7 +84,8 @@ def test_session_killed_mid_wait_reconnects_without_loss(gpu_host, journal: bool
     args = ["--url", sim.url, "--interval", "0.5"]
     args += ["--unit", gpu_host.unit] if journal else ["--log-cmd", f"tail -n +1 -F {sim.dir}/server.log"]
     p = _start(gpu_host, *args)
-    time.sleep(4.0)
+    assert _sessions(gpu_host, before), "coldwatch never connected"
+    time.sleep(2.0)  # mid-load
     assert _kill_sessions(gpu_host, before), "no sshd session to kill"
     out, err = p.communicate(timeout=90)
     assert p.returncode == 0, err.decode()
@@ -73,10 +105,7 @@ def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type:
     sim = gpu_host.start_sim("ready", 1.0)
     before = set(gpu_host.session_pids())
     p = _start(gpu_host, "--url", sim.url, "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--interval", "0.5", "--reconnect-for", "5s")
-    for _ in range(200):  # coldwatch is connected (on a busy machine its start can take seconds)
-        if set(gpu_host.session_pids()) - before:
-            break
-        time.sleep(0.1)
+    assert _sessions(gpu_host, before), "coldwatch never connected"
     time.sleep(1.0)
     gpu_host.sshd.send_signal(signal.SIGSTOP)
     try:
@@ -98,9 +127,9 @@ def test_hung_session_is_detected_and_replaced(gpu_host) -> None:  # type: ignor
     sim = gpu_host.start_sim("ready", 1.2)
     before = set(gpu_host.session_pids())
     p = _start(gpu_host, "--url", sim.url, "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--interval", "1")
-    time.sleep(3.0)
+    assert _sessions(gpu_host, before), "coldwatch never connected"
+    time.sleep(1.0)  # its log follower and sampler channels are open too
     stopped = [pid for pid in gpu_host.session_pids() if pid not in before]
-    assert stopped
     for pid in stopped:
         os.kill(pid, signal.SIGSTOP)
     try:
