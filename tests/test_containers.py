@@ -119,7 +119,9 @@ def test_docker_kill_is_killed(image: str, containers: list[str], tmp_path: Path
 def test_restart_policy_restarts_once(image: str, containers: list[str], tmp_path: Path) -> None:
     """--restart on-failure:1 restarts the crashed container: with --max-restarts 1 the second start is
     watched to ready (restart reported); with the default 0 the crash fails the watch with its cause."""
-    c = sim(image, tmp_path / "a", containers, "crash_once", restart="on-failure:1", speed=0.4)  # the crash comes after the watch starts, on a busy machine too
+    c = sim(
+        image, tmp_path / "a", containers, "crash_once", restart="on-failure:1", speed=0.4
+    )  # the crash comes after the watch starts, on a busy machine too
     code, evs, err = wait(c, "--max-restarts", "1", "--timeout", "60")
     assert code == 0, err
     assert evs[-1]["restarts"] == 1
