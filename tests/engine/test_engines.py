@@ -359,4 +359,4 @@ def test_real_engine_through_ssh_and_journald(eng: Engine, gpu_host) -> None:  #
     evs = json_lines(r.stdout)
     assert r.returncode == 0, evs[-1]
     assert [e["phase"] for e in evs if e["event"] == "phase"] == eng.phases
-    assert gpu_host.handshakes() - hs == 1
+    assert gpu_host.handshakes() - hs == 1, ([e for e in evs if e["event"] in ("warning", "connection")], evs[-1])
