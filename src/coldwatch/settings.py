@@ -188,7 +188,7 @@ def _min_ready(name: str, value: Any, where: str) -> str:
 def _whole(name: str, value: Any, where: str) -> int:
     try:
         n = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: TOML's inf
         raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
     if name == "pid" and n <= 0:
         raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
