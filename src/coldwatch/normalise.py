@@ -320,44 +320,47 @@ def _process(text: str) -> tuple[str, str]:
     return text, rank
 
 
-def _engine(text: str) -> tuple[str, str, _Stamp | None, str]:
-    """The engine's own prefix (SGLang's, vLLM's, Python logging's, SGLang's old gpu_id tag):
-    (text without it, rank it names or '', its stamp, its style or '')."""
-    c0 = text[:1]
-    if c0 == "[":
-        m = _SGLANG.match(text)
-        if m:
-            d, s = _secs(m.group(1), m.group(2))
-            return text[m.end() :], m.group(3).strip() if m.group(3) else "", _Stamp("sglang", d, s), "sglang"
-        if text.startswith("[gpu_id="):
-            m = _GPU_ID.match(text)
-            if m:
-                return text[m.end() :], "gpu" + m.group(1), None, ""
-    elif c0 in "DIWEC" and text[:1].isupper():
-        m = _VLLM.match(text)
-        if m:
-            return text[m.end() :], "", _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1]), "vllm"
-    elif c0.isdigit() and text[4:5] == "-":
-        m = _PYLOG.match(text)
-        if m:
-            d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
-            return text[m.end() :], "", _Stamp("pylog", d, s), "pylog"
-    return text, "", None, ""
-
-
 def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
 
-    Outside in: a collector's wrapper, a process manager's, the engine's own prefix. An engine
+    Outside in: a collector's wrapper (``_collector``), a process manager's (``_process``), the
+    engine's own prefix (SGLang's, vLLM's, Python logging's, SGLang's old gpu_id tag). An engine
     prefix behind an unknown wrapper is found by a second pass (``depth`` 1).
 
     Each regex runs only when the first characters allow it to match (this is the hot path).
     """
-    # a record that opens with neither a letter nor a digit ('[', '(') carries no collector's wrapper
-    text, outer = _collector(record) if record[:1].isalnum() else (record, None)
-    text, rank = _process(text)
-    text, rank_e, inner, style = _engine(text)
-    rank = rank_e or rank
+    text, rank, outer = record, "", None
+    if record[:1].isalnum():  # a record that opens with '[' or '(' carries no collector's wrapper
+        text, outer = _collector(record)
+    if text[:1] == "(" or " | " in text[:64] or text.startswith("[rank") or text.endswith("cluster]"):
+        text, rank = _process(text)  # where a process manager's wrapper can be: its first or last characters
+    inner: _Stamp | None = None  # the engine's own prefix, the common case: inline
+    style = ""
+    c0 = text[:1]
+    if c0 == "[":
+        m = _SGLANG.match(text)
+        if m:
+            d, sod = _secs(m.group(1), m.group(2))
+            inner, style = _Stamp("sglang", d, sod), "sglang"
+            if m.group(3):
+                rank = m.group(3).strip()
+            text = text[m.end() :]
+        elif text.startswith("[gpu_id="):
+            m = _GPU_ID.match(text)
+            if m:
+                rank = "gpu" + m.group(1)
+                text = text[m.end() :]
+    elif c0 in "DIWEC" and text[:1].isupper():
+        m = _VLLM.match(text)
+        if m:
+            inner, style = _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1]), "vllm"
+            text = text[m.end() :]
+    elif c0.isdigit() and text[4:5] == "-":
+        m = _PYLOG.match(text)
+        if m:
+            d, sod = _secs(m.group(1)[:10], m.group(1)[11:19])
+            inner, style = _Stamp("pylog", d, sod), "pylog"
+            text = text[m.end() :]
     if depth == 0 and (inner is None or style == "pylog"):
         head = text[:_EMBED_SPAN]
         if "pid=" in head or "[20" in head or "[rank" in head or "INFO " in head or "ERROR " in head or "WARNING " in head:
