@@ -87,6 +87,8 @@ def test_messages_name_the_source_once(args: list[str], env: dict[str, str], mes
         ('url = "ftp://x"', "bad.toml: url: expected http(s)://HOST[:PORT]"),
         ("[profiles.p]\nmax-restarts = -2", "[profiles.p]: max-restarts: expected 0 or more, got -2"),
         ("timeout = = 3", "not valid TOML"),
+        ("max-restarts = inf", "bad.toml: max-restarts: expected a whole number, got inf"),
+        ("port = nan", "bad.toml: port: expected a whole number, got nan"),
     ],
 )
 def test_invalid_config_names_file_and_key(tmp_path: Path, content: str, needle: str) -> None:

@@ -379,16 +379,24 @@ def wait(
 
     One HOST is one server; --worker adds the other nodes of a multi-node server; several HOSTs
     (or --targets-file) are a fleet of independent servers with one table and one result."""
-    from coldwatch.commands import run_fleet, run_wait
+    from coldwatch.commands import run_wait
     from coldwatch.settings import resolve
 
     _api_key_hint(api_key)
     flags = _given(ctx, skip=("hosts", "targets_file", "config", "profile"), rename={"worker": "workers"})
     targets = _targets(hosts, targets_file)
-    if len(targets) <= 1:
-        one = targets[0] if targets else None
-        _RUN["settings"] = s = resolve({**flags, "host": one}, config, profile, target=one)
-        raise typer.Exit(int(run_wait(s)))
+    if len(targets) > 1:
+        raise typer.Exit(_wait_fleet(targets, flags, config, profile))
+    one = targets[0] if targets else None
+    _RUN["settings"] = s = resolve({**flags, "host": one}, config, profile, target=one)
+    raise typer.Exit(int(run_wait(s)))
+
+
+def _wait_fleet(targets: list[str], flags: dict[str, Any], config: Path | None, profile: str | None) -> int:
+    """``wait`` for several HOSTs: a fleet of independent servers, each with its own settings."""
+    from coldwatch.commands import run_fleet
+    from coldwatch.settings import resolve
+
     if flags.get("workers"):
         raise ConfigError("--worker: a multi-node server has one head HOST; for several servers use [targets.NAME] workers = [...]")
     _RUN["settings"] = base = resolve(flags, config, profile)
@@ -398,7 +406,7 @@ def wait(
     def settings_for(t: str) -> Settings:
         return resolve({**flags, "host": t}, config, profile, target=t)
 
-    raise typer.Exit(int(run_fleet(targets, settings_for, base)))
+    return int(run_fleet(targets, settings_for, base))
 
 
 @app.command()

@@ -117,6 +117,33 @@ def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | No
     return key
 
 
+def _coalesce_redraws(piece: bytes, seen: set[bytes], max_record: int) -> Iterator[bytes]:
+    """The records of one newline-free piece that holds CRs: a run of one bar's redraws coalesced
+    (its first update if the bar is new to ``seen``, its first at 100 %, its last), else every
+    CR-separated segment."""
+    lo, hi = 0, len(piece)
+    while lo < hi and piece[lo] == 13:
+        lo += 1
+    while hi > lo and piece[hi - 1] == 13:
+        hi -= 1
+    i, j = piece.find(b"\r", lo, hi), piece.rfind(b"\r", lo, hi)
+    key = _plain_bar_run(piece, lo, hi, i, j) if lo < i < j else None
+    if key is None:
+        for seg in piece.split(b"\r"):
+            if seg:
+                yield seg[:max_record]
+        return
+    new = key not in seen
+    if new:
+        if len(seen) < 4096:
+            seen.add(key)
+        yield piece[lo:i][:max_record]
+    k = piece.find(b" 100%", lo, hi)
+    if 0 <= k < j and not (new and k < i):  # its completion may open the next phase
+        yield piece[piece.rfind(b"\r", lo, k) + 1 : piece.find(b"\r", k, hi)][:max_record]
+    yield piece[j + 1 : hi][:max_record]
+
+
 def split_coalesced(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iterator[bytes]:
     """``split_records`` for a saved log read in big chunks: the redraws of one progress bar that a
     chunk holds in a row are coalesced to the updates that can change the verdict or the timeline:
@@ -154,27 +181,7 @@ def split_coalesced(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> It
                 if piece:
                     yield piece[:max_record]
                 continue
-            lo, hi = 0, len(piece)
-            while lo < hi and piece[lo] == 13:
-                lo += 1
-            while hi > lo and piece[hi - 1] == 13:
-                hi -= 1
-            i, j = piece.find(b"\r", lo, hi), piece.rfind(b"\r", lo, hi)
-            key = _plain_bar_run(piece, lo, hi, i, j) if lo < i < j else None
-            if key is not None:
-                new = key not in seen
-                if new:
-                    if len(seen) < 4096:
-                        seen.add(key)
-                    yield piece[lo:i][:max_record]
-                k = piece.find(b" 100%", lo, hi)
-                if 0 <= k < j and not (new and k < i):  # its completion may open the next phase
-                    yield piece[piece.rfind(b"\r", lo, k) + 1 : piece.find(b"\r", k, hi)][:max_record]
-                yield piece[j + 1 : hi][:max_record]
-                continue
-            for seg in piece.split(b"\r"):
-                if seg:
-                    yield seg[:max_record]
+            yield from _coalesce_redraws(piece, seen, max_record)
         if len(carry) > max_record:
             yield carry[:max_record]
             skipping, carry = True, b""
@@ -251,16 +258,9 @@ class _Stamp:
     sod: int
 
 
-def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
-    """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
-
-    An engine prefix behind an unknown wrapper is found by a second pass (``depth`` 1).
-
-    Each regex runs only when the first characters allow it to match (this is the hot path).
-    """
-    text = record
-    rank = ""
-    outer: _Stamp | None = None
+def _collector(text: str) -> tuple[str, _Stamp | None]:
+    """The outermost wrapper a log collector adds (GitHub Actions, docker/podman, journald,
+    Cloud Logging, CloudWatch CSV): the text without it, and its stamp."""
     c0 = text[:1]
     if c0.isdigit() and text[4:5] == "-" and text[10:11] == "T":
         m = _GHA.match(text)
@@ -270,30 +270,32 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
                 off = m.group(2)
                 total = d * 86400 + s - (1 if off[0] == "+" else -1) * (int(off[1:3]) * 3600 + int(off[4:6]) * 60)
                 d, s = divmod(total, 86400)
-            outer = _Stamp("iso", d, s)
-            text = text[m.end() :]
-        else:
-            m = _JOURNAL_ISO.match(text)
-            if m:
-                d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
-                outer = _Stamp("journal", d, s)
-                text = text[m.end() :]
+            return text[m.end() :], _Stamp("iso", d, s)
+        m = _JOURNAL_ISO.match(text)
+        if m:
+            d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+            return text[m.end() :], _Stamp("journal", d, s)
     elif c0.isupper() and "Z " in text[24:48] and (m := _CLOUD.match(text)) is not None:
         d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
-        outer = _Stamp("iso", d, s)
-        text = text[m.end() :]
+        return text[m.end() :], _Stamp("iso", d, s)
     elif c0.isalpha() and " " in text[3:7]:
         m = _JOURNAL_SHORT.match(text)
         if m:
             month = _MONTHS.get(m.group(1))
-            outer = _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
-            text = text[m.end() :]
+            return text[m.end() :], _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
     elif c0.isdigit() and "," in text[10:14]:
         m = _CSV.match(text)
         if m:
             text = text[m.end() :]
             if len(text) > 1 and text[0] == '"' and text[-1] == '"':
                 text = text[1:-1].replace('""', '"')
+    return text, None
+
+
+def _process(text: str) -> tuple[str, str]:
+    """The wrappers a process manager adds (compose's service column, Ray's and vLLM's process
+    tag, Ray's repeat suffix, torchrun's rank): the text without them, and the rank they name."""
+    rank = ""
     if " | " in text[:64]:
         m = _COMPOSE.match(text)
         if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
@@ -315,15 +317,31 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
         if m:
             rank = rank or "rank" + m.group(1)
             text = text[m.end() :]
-    inner: _Stamp | None = None
+    return text, rank
+
+
+def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
+    """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
+
+    Outside in: a collector's wrapper (``_collector``), a process manager's (``_process``), the
+    engine's own prefix (SGLang's, vLLM's, Python logging's, SGLang's old gpu_id tag). An engine
+    prefix behind an unknown wrapper is found by a second pass (``depth`` 1).
+
+    Each regex runs only when the first characters allow it to match (this is the hot path).
+    """
+    text, rank, outer = record, "", None
+    if record[:1].isalnum():  # a record that opens with '[' or '(' carries no collector's wrapper
+        text, outer = _collector(record)
+    if text[:1] == "(" or " | " in text[:64] or text.startswith("[rank") or text.endswith("cluster]"):
+        text, rank = _process(text)  # where a process manager's wrapper can be: its first or last characters
+    inner: _Stamp | None = None  # the engine's own prefix, the common case: inline
     style = ""
     c0 = text[:1]
     if c0 == "[":
         m = _SGLANG.match(text)
         if m:
-            d, s = _secs(m.group(1), m.group(2))
-            inner = _Stamp("sglang", d, s)
-            style = "sglang"
+            d, sod = _secs(m.group(1), m.group(2))
+            inner, style = _Stamp("sglang", d, sod), "sglang"
             if m.group(3):
                 rank = m.group(3).strip()
             text = text[m.end() :]
@@ -335,15 +353,13 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     elif c0 in "DIWEC" and text[:1].isupper():
         m = _VLLM.match(text)
         if m:
-            inner = _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1])
-            style = "vllm"
+            inner, style = _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1]), "vllm"
             text = text[m.end() :]
     elif c0.isdigit() and text[4:5] == "-":
         m = _PYLOG.match(text)
         if m:
-            d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
-            inner = _Stamp("pylog", d, s)
-            style = "pylog"
+            d, sod = _secs(m.group(1)[:10], m.group(1)[11:19])
+            inner, style = _Stamp("pylog", d, sod), "pylog"
             text = text[m.end() :]
     if depth == 0 and (inner is None or style == "pylog"):
         head = text[:_EMBED_SPAN]

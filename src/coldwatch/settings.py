@@ -159,101 +159,161 @@ def check_container(name: str) -> str:
     return name
 
 
+def _duration(name: str, value: Any, where: str) -> float:
+    secs = parse_duration(value, where)
+    if name == "interval" and not 0 < secs <= MAX_INTERVAL:
+        bound = "more than 0" if secs <= 0 else f"at most {MAX_INTERVAL:g}s"
+        raise ConfigError(f"{where}: must be {bound}, got {value if isinstance(value, str) else format(value, 'g')}")
+    return secs
+
+
+def _workers(name: str, value: Any, where: str) -> list[str]:
+    items = value if isinstance(value, list) else [v for v in str(value).replace(",", " ").split() if v]
+    for v in items:
+        if not isinstance(v, str) or not v or v.startswith("-") or not v.isprintable() or " " in v:
+            raise ConfigError(f"{where}: {v!r} is not an SSH destination")
+    return list(items)
+
+
+def _min_ready(name: str, value: Any, where: str) -> str:
+    text = str(value).strip()
+    m = re.fullmatch(r"(\d+)(%?)", text)
+    if not m or (m.group(2) and int(m.group(1)) > 100):
+        raise ConfigError(f"{where}: expected a count such as 3 or a share such as 90%, got {value!r}")
+    if int(m.group(1)) == 0:
+        raise ConfigError(f"{where}: 0 targets ready would pass a fleet where none came up; expected 1 or more (or a share above 0%)")
+    return text
+
+
+def _whole(name: str, value: Any, where: str) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):  # OverflowError: TOML's inf
+        raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
+    if name == "pid" and n <= 0:
+        raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
+    if name == "parallel" and n <= 0:
+        raise ConfigError(f"{where}: expected 1 or more, got {value!r}")
+    if name == "port" and not 0 < n < 65536:
+        raise ConfigError(f"{where}: expected a TCP port (1-65535), got {value!r}")
+    if n < 0:
+        raise ConfigError(f"{where}: expected 0 or more, got {value!r}")
+    return n
+
+
+def _switch(name: str, value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("1", "true", "yes", "on"):
+        return True
+    if str(value).lower() in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"{where}: expected true or false, got {value!r}")
+
+
+def _path(name: str, value: Any, where: str) -> Path:
+    return Path(os.path.expanduser(str(value)))
+
+
+def _paths(name: str, value: Any, where: str) -> list[Path]:
+    items = value if isinstance(value, list) else [value]
+    return [Path(os.path.expanduser(str(v))) for v in items]
+
+
+def _checks(name: str, value: Any, where: str) -> list[str]:
+    items = value if isinstance(value, list) else [v for v in str(value).split(",") if v]
+    for v in items:
+        if v not in _CHECKS:
+            raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")
+    return list(items)
+
+
+_TYPED: dict[str, Callable[[str, Any, str], Any]] = {
+    **dict.fromkeys(_DURATIONS, _duration),
+    "workers": _workers,
+    "min_ready": _min_ready,
+    **dict.fromkeys(("pid", "max_restarts", "parallel", "port"), _whole),
+    **dict.fromkeys(("accept_new_host_key", "insecure", "record", "fail_fast"), _switch),
+    **dict.fromkeys(_PATHS, _path),
+    "rules": _paths,
+    "check": _checks,
+}
+"""The settings that are no plain string: each one's reader (every other setting is a string)."""
+
+
+def _named_check(name: str, value: str, where: str) -> str:
+    """A unit, a container or an API key, checked by its own checker."""
+    check: Callable[[str], object]
+    if name == "api_key":
+        from coldwatch.http import check_api_key
+
+        check = check_api_key
+    else:
+        check = check_unit if name == "unit" else check_container
+    try:
+        check(value)
+    except ConfigError as exc:  # the checker names the key; the message names the source instead
+        raise ConfigError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
+    return value
+
+
+def _choice(allowed: tuple[str, ...], said: str) -> Callable[[str, str, str], str]:
+    def check(name: str, value: str, where: str) -> str:
+        if value not in allowed:
+            raise ConfigError(f"{where}: expected {said}, got {value!r}")
+        return value
+
+    return check
+
+
+def _one_line(name: str, value: str, where: str) -> str:
+    if "\n" in value or "\x00" in value:
+        raise ConfigError(f"{where}: must be one line")
+    return value
+
+
+def _pushgateway(name: str, value: str, where: str) -> str:
+    from coldwatch.metrics import check_pushgateway
+
+    return check_pushgateway(value, where)
+
+
+def _url(name: str, value: str, where: str) -> str:
+    from coldwatch.http import check_url
+
+    try:
+        return check_url(value)
+    except ConfigError:
+        raise ConfigError(f"{where}: expected http(s)://HOST[:PORT], got {value!r}") from None
+
+
+_STRINGS: dict[str, Callable[[str, str, str], str]] = {
+    **dict.fromkeys(("unit", "container", "api_key"), _named_check),
+    "runtime": _choice(("auto", "docker", "podman"), "auto, docker or podman"),
+    "output": _choice(_OUTPUTS, f"one of {', '.join(_OUTPUTS)}"),
+    "engine": _choice(("auto", "sglang", "vllm"), "auto, sglang or vllm"),
+    **dict.fromkeys(("log_cmd", "gpu_cmd"), _one_line),
+    "pushgateway": _pushgateway,
+    "url": _url,
+}
+"""The string settings with a check of their own (the rest are taken as written)."""
+
+
 def _coerce(name: str, value: Any, where: str) -> Any:
     """One value from one source, checked; ``where`` names the source the user wrote it in
     (``--timeout``, ``COLDWATCH_TIMEOUT``, ``FILE: timeout``)."""
     if value is None:
         return None
-    if name in _DURATIONS:
-        secs = parse_duration(value, where)
-        if name == "interval" and not 0 < secs <= MAX_INTERVAL:
-            bound = "more than 0" if secs <= 0 else f"at most {MAX_INTERVAL:g}s"
-            raise ConfigError(f"{where}: must be {bound}, got {value if isinstance(value, str) else format(value, 'g')}")
-        return secs
-    if name == "workers":
-        items = value if isinstance(value, list) else [v for v in str(value).replace(",", " ").split() if v]
-        for v in items:
-            if not isinstance(v, str) or not v or v.startswith("-") or not v.isprintable() or " " in v:
-                raise ConfigError(f"{where}: {v!r} is not an SSH destination")
-        return list(items)
-    if name == "min_ready":
-        text = str(value).strip()
-        m = re.fullmatch(r"(\d+)(%?)", text)
-        if not m or (m.group(2) and int(m.group(1)) > 100):
-            raise ConfigError(f"{where}: expected a count such as 3 or a share such as 90%, got {value!r}")
-        if int(m.group(1)) == 0:
-            raise ConfigError(f"{where}: 0 targets ready would pass a fleet where none came up; expected 1 or more (or a share above 0%)")
-        return text
-    if name in ("pid", "max_restarts", "parallel", "port"):
-        try:
-            n = int(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where}: expected a whole number, got {value!r}") from None
-        if name == "pid" and n <= 0:
-            raise ConfigError(f"{where}: expected a positive process id, got {value!r}")
-        if name == "parallel" and n <= 0:
-            raise ConfigError(f"{where}: expected 1 or more, got {value!r}")
-        if name == "port" and not 0 < n < 65536:
-            raise ConfigError(f"{where}: expected a TCP port (1-65535), got {value!r}")
-        if n < 0:
-            raise ConfigError(f"{where}: expected 0 or more, got {value!r}")
-        return n
-    if name in ("accept_new_host_key", "insecure", "record", "fail_fast"):
-        if isinstance(value, bool):
-            return value
-        if str(value).lower() in ("1", "true", "yes", "on"):
-            return True
-        if str(value).lower() in ("0", "false", "no", "off", ""):
-            return False
-        raise ConfigError(f"{where}: expected true or false, got {value!r}")
-    if name in _PATHS:
-        return Path(os.path.expanduser(str(value)))
-    if name == "rules":
-        items = value if isinstance(value, list) else [value]
-        return [Path(os.path.expanduser(str(v))) for v in items]
-    if name == "check":
-        items = value if isinstance(value, list) else [v for v in str(value).split(",") if v]
-        for v in items:
-            if v not in _CHECKS:
-                raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")
-        return list(items)
+    typed = _TYPED.get(name)
+    if typed is not None:
+        return typed(name, value, where)
     if name == "host" and isinstance(value, str) and not value.strip():
         raise ConfigError("HOST: is empty (an unset variable?); omit HOST to watch this machine")
     if not isinstance(value, str):
         shown = "a " + type(value).__name__ if name == "api_key" else repr(value)  # a key is never echoed
         raise ConfigError(f"{where}: expected a string, got {shown}")
-    if name in ("unit", "container", "api_key"):
-        check: Callable[[str], object]
-        if name == "api_key":
-            from coldwatch.http import check_api_key
-
-            check = check_api_key
-        else:
-            check = check_unit if name == "unit" else check_container
-        try:
-            check(value)
-        except ConfigError as exc:  # the checker names the key; the message names the source instead
-            raise ConfigError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
-    if name == "runtime" and value not in ("auto", "docker", "podman"):
-        raise ConfigError(f"{where}: expected auto, docker or podman, got {value!r}")
-    if name == "output" and value not in _OUTPUTS:
-        raise ConfigError(f"{where}: expected one of {', '.join(_OUTPUTS)}, got {value!r}")
-    if name == "engine" and value not in ("auto", "sglang", "vllm"):
-        raise ConfigError(f"{where}: expected auto, sglang or vllm, got {value!r}")
-    if name in ("log_cmd", "gpu_cmd") and ("\n" in value or "\x00" in value):
-        raise ConfigError(f"{where}: must be one line")
-    if name == "pushgateway":
-        from coldwatch.metrics import check_pushgateway
-
-        return check_pushgateway(value, where)
-    if name == "url":
-        from coldwatch.http import check_url
-
-        try:
-            return check_url(value)
-        except ConfigError:
-            raise ConfigError(f"{where}: expected http(s)://HOST[:PORT], got {value!r}") from None
-    return value
+    checked = _STRINGS.get(name)
+    return checked(name, value, where) if checked is not None else value
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
@@ -185,79 +186,10 @@ class Sim:
 
     # ---- HTTP --------------------------------------------------------------------------
     def bind(self) -> None:
-        sim = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-                return
-
-            def send(self, code: int, body: Any) -> None:
-                data = json.dumps(body).encode() if not isinstance(body, bytes) else body
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.startswith("/health"):
-                    self.send(200 if sim.http_state == "ready" else 503, b"")
-                elif self.path == "/v1/models":
-                    self.send(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "root": MODEL}]})
-                elif self.path in ("/model_info", "/get_model_info"):
-                    self.send(200, {"model_path": MODEL, "is_generation": True})
-                else:
-                    self.send(404, {"detail": "Not Found"})
-
-            def do_POST(self) -> None:  # noqa: N802
-                n = int(self.headers.get("Content-Length") or 0)
-                req = json.loads(self.rfile.read(n) or b"{}")
-                if sim.http_state != "ready":
-                    self.send(503, {"object": "error", "message": "Server is warming up", "code": 503})
-                elif sim.scenario == "error_body":
-                    self.send(200, {"object": "error", "message": "choices unavailable: scheduler not ready", "type": "InternalError"})
-                elif self.path == "/v1/completions":
-                    self.send(
-                        200,
-                        {
-                            "id": "cmpl-1",
-                            "object": "text_completion",
-                            "model": MODEL,
-                            "choices": [{"index": 0, "text": " world", "finish_reason": "length"}],
-                        },
-                    )
-                elif self.path == "/v1/chat/completions":
-                    self.send(200, sim.chat(req))
-                elif self.path == "/generate":
-                    self.send(200, {"text": " Paris", "meta_info": {}})
-                else:
-                    self.send(404, {"detail": "Not Found"})
-
-        self.server = ThreadingHTTPServer((self.bind_addr, self.port), Handler)
+        handler = type("Handler", (_Api,), {"sim": self})
+        self.server = ThreadingHTTPServer((self.bind_addr, self.port), handler)
         (self.dir / "bound.ts").write_text(f"{time.time():.6f}")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def chat(self, req: dict[str, Any]) -> dict[str, Any]:
-        if req.get("tools"):
-            msg: dict[str, Any] = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
-            }
-            if self.fail_checks:
-                msg = {"role": "assistant", "content": '<|tool_call_begin|>get_weather {"city": "Paris"}'}
-        else:
-            msg = {"role": "assistant", "reasoning_content": "2 plus 2 is 4.", "content": "4"}
-            if self.fail_checks:
-                msg = {"role": "assistant", "content": "<think>2 plus 2 is 4.</think>4", "reasoning_content": None}
-        return {
-            "id": "chat-1",
-            "object": "chat.completion",
-            "model": MODEL,
-            "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
-        }
 
     # ---- the start-up ------------------------------------------------------------------
     def die(self, code: int, result: str = "exit-code") -> None:
@@ -289,158 +221,55 @@ class Sim:
             self.sleep(1.0)
 
     def start_once(self) -> bool:
-        sc = self.scenario
-        self.log(
-            f"server_args=ServerArgs(model_path='{MODEL}', tp_size={TP}, quantization='compressed-tensors', "
-            "speculative_algorithm='EAGLE', tool_call_parser='kimi_k2', reasoning_parser='kimi_k2', port=30001)"
-        )
-        self.sleep(0.6)
-        self.ranks("Init torch distributed begin.")
-        self.set_mem(600)
-        self.sleep(0.6)
-        if sc == "nccl":
-            self.log("Scheduler hit an exception: Traceback (most recent call last):", 1)
-            self.raw('  File "/sgl/python/sglang/srt/distributed/parallel_state.py", line 1085, in init_distributed_environment\n')
-            self.raw(
-                "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, "
-                "NCCL version 2.21.5\n"
-            )
-            self.log("Received sigquit from a child process. It usually means the child failed.")
-            self.sleep(0.3)
-            self.die(1)
-        self.ranks("Init torch distributed ends. elapsed=0.58 s, mem usage=0.61 GB")
-        self.ranks("Load weight begin. avail mem=94.71 GB")
-        self.log("Using CompressedTensorsWNA16MarlinMoEMethod", 0)
-        if sc == "silent_death":
-            self.sleep(2.0)
-            self.die(137, "signal")
-        if sc == "crash_once" and not (self.dir / "crashed").exists():
-            # for a real supervisor: the first process fails and exits; systemd starts a new one
-            (self.dir / "crashed").write_text("1")
-            self.sleep(8.0)
-            self.log("Scheduler hit an exception: Traceback (most recent call last):", 2)
-            self.raw('  File "/sgl/python/sglang/srt/model_loader/loader.py", line 377, in load_model\n')
-            self.raw("RuntimeError: CUDA error: an illegal memory access was encountered\n")
-            self.log("Received sigquit from a child process. It usually means the child failed.")
-            self.die(1)
-        if sc == "restart" and self.restarts == 0:
-            self.sleep(1.5)
-            self.log("Scheduler hit an exception: Traceback (most recent call last):", 3)
-            self.raw('  File "/sgl/python/sglang/srt/model_loader/loader.py", line 377, in load_model\n')
-            self.raw("RuntimeError: CUDA error: an illegal memory access was encountered\n")
-            self.log("Received sigquit from a child process. It usually means the child failed.")
-            self.unit("activating", "auto-restart", "exit-code", 1)
-            self.sleep(1.0)
-            return False
-        if sc in ("rank_hang", "rank_loading"):
-            self.spawn_ranks(("collective", "hung_read" if sc == "rank_hang" else "loading"))
-            self.bar("Multi-thread loading shards", 10, 3.0, mem_to=40000, stop_at=4)
-            self.log("Load weight end. elapsed=3.10 s, type=KimiK25ForConditionalGeneration, avail mem=17.20 GB, mem usage=77.51 GB.", 0)
-            self.set_mem(self.mem[0], 100)  # TP0's NCCL kernel polls: 100 % utilisation, nothing moves
-            while True:
-                time.sleep(1)
-        if sc == "silent_load":
-            self.silent_read(12.0)
-        elif sc == "hang_load":
-            self.bar("Multi-thread loading shards", 64, 10.0, mem_to=76000, stop_at=26)
-            while True:
-                time.sleep(1)
-        else:
-            self.bar("Multi-thread loading shards", 64, 10.0, mem_to=76000)
-        self.sleep(3.0)  # Marlin repack: silent, memory climbs a little
-        self.set_mem(80500, 60)
-        self.ranks(
-            "Load weight end. elapsed=13.10 s, type=KimiK25ForConditionalGeneration, quant=compressed-tensors, "
-            "avail mem=17.20 GB, mem usage=77.51 GB."
-        )
-        if sc == "barrier":  # its weights are in; it waits for a peer that never arrives: no log, GPUs idle
-            self.set_mem(80500, 0)
-            while True:
-                time.sleep(1)
-        self.ranks("Init torch distributed begin.")
-        self.ranks("Init torch distributed ends. elapsed=0.01 s, mem usage=0.00 GB")
-        self.ranks("Load weight begin. avail mem=17.20 GB")
-        self.bar("Multi-thread loading shards", 1, 1.0)
-        self.ranks("Load weight end. elapsed=1.20 s, type=DeepseekV3ForCausalLMNextN, avail mem=16.10 GB, mem usage=1.10 GB.")
-        self.sleep(0.4)
-        self.ranks("KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 412000, KV size: 6.10 GB")
-        self.set_mem(87100, 10)
-        self.ranks("Memory pool end. avail mem=9.80 GB")
-        self.log(
-            "Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) "
-            "if you have not run `sglang.compile_deep_gemm`.",
-            0,
-        )
-        self.bar("DeepGEMM warmup", 24, 2.0, fmt="tqdm")
-        self.ranks(
-            "Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, bs=[1, 2, 4, 8, 16, 32, 48, 64], avail mem=9.60 GB"
-        )
-        self.set_mem(87400, 90)
-        if sc == "rank_busy":  # every rank computes in silence: slow, not stuck
-            self.spawn_ranks(("busy", "busy"))
-            self.set_mem(87400, 0)
-            while True:
-                time.sleep(1)
-        if sc == "jit_busy":  # a FlashInfer-style JIT inside capture: silent log, GPUs idle, a compiler busy
-            self.set_mem(87400, 0)
-            self.busy_child(14.0)
-        if sc == "hang":
-            self.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   0%|          | 0/36 [00:00<?, ?it/s]")
-            self.set_mem(87400, 0)
-            while True:
-                time.sleep(1)
-        if sc == "oom":
-            self.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   3%|▎         | 1/36 [00:02<01:10,  2.00s/it]")
-            self.sleep(1.0)
-            self.raw("\n")
-            (self.dir / "fatal.ts").write_text(f"{time.time():.6f}")
-            self.log("Scheduler hit an exception: Traceback (most recent call last):", 5)
-            for frame in (
-                'managers/scheduler.py", line 2870, in run_scheduler_process',
-                'model_executor/model_runner.py", line 1951, in init_cuda_graphs',
-                'model_executor/cuda_graph_runner.py", line 482, in capture',
-            ):
-                self.raw(f'  File "/sgl/python/sglang/srt/{frame}\n')
-            self.raw(
-                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 5 has a total capacity "
-                "of 95.58 GiB of which 412.00 MiB is free.\n"
-            )
-            self.log("Received sigquit from a child process. It usually means the child failed.")
-            self.log("kill_process_tree called: parent_pid=4242, include_parent=True")
-            self.sleep(0.3)
-            self.die(137, "signal")
-        self.bar("Capturing batches (bs=1 avail_mem=9.10 GB)", 36, 5.0, fmt="tqdm")
-        self.ranks("Capture target verify CUDA graph end. elapsed=5.20 s, mem usage=0.52 GB, avail mem=9.08 GB.")
-        self.ranks("Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4, 8], avail mem=9.08 GB")
-        self.sleep(0.8)
-        self.ranks("Capture draft decode CUDA graph end. elapsed=0.80 s, mem usage=0.10 GB, avail mem=8.98 GB.")
-        self.log(
-            "max_total_num_tokens=412000, chunked_prefill_size=8192, max_prefill_tokens=16384, "
-            "max_running_requests=48, context_len=262144, available_gpu_mem=8.90 GB",
-            0,
-        )
-        self.sleep(0.3)
-        if self.node_rank:  # a worker node: its ranks serve through the head; it prints no ready line
-            self.set_mem(87450, 0)
-            (self.dir / "worker.ts").write_text(f"{time.time():.6f}")
-            return True
-        self.log("INFO:     Started server process [4242]")
-        self.log("INFO:     Waiting for application startup.")
-        self.log("INFO:     Application startup complete.")
+        """One start of the server: the ready start's steps (``START``), the scenario's deviation
+        at its point; True when it ended ready (or a worker node's part is done), False when the
+        unit restarts it."""
+        for op, *args in START:
+            ended = getattr(self, op)(*args)
+            if ended is not None:
+                return bool(ended)
+        return True
+
+    def at(self, point: str, *default: Any) -> bool | None:
+        """A point where scenarios deviate: the scenario's own step, else the ``default`` step (if any)."""
+        deviation = DEVIATIONS.get(self.scenario, {}).get(point)
+        if deviation is not None:
+            return deviation(self)
+        if default:
+            getattr(self, default[0])(*default[1:])
+        return None
+
+    def hang(self) -> None:
+        """The process lives on and does nothing more."""
+        while True:
+            time.sleep(1)
+
+    def tb(self, rank: int, frames: tuple[str, ...], exc: str) -> None:
+        """A scheduler's traceback: its header logged by ``rank``, then its frames and exception raw."""
+        self.log("Scheduler hit an exception: Traceback (most recent call last):", rank)
+        for frame in frames:
+            self.raw(f'  File "/sgl/python/sglang/srt/{frame}\n')
+        self.raw(exc + "\n")
+
+    # ---- serving -----------------------------------------------------------------------
+    def worker_done(self) -> bool | None:
+        """A worker node: its ranks serve through the head; it prints no ready line."""
+        if not self.node_rank:
+            return None
+        self.set_mem(87450, 0)
+        (self.dir / "worker.ts").write_text(f"{time.time():.6f}")
+        return True
+
+    def serve(self) -> None:
         self.http_state = "warmup"
         if not self.virtual:
             self.bind()
         self.log(f"INFO:     Uvicorn running on http://127.0.0.1:{self.port} (Press CTRL+C to quit)")
-        self.sleep(0.5)
-        self.log('INFO:     127.0.0.1:48908 - "GET /model_info HTTP/1.1" 200 OK')
-        self.log("Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, #running-req: 0, #queue-req: 0,", 0)
-        self.sleep(1.5)
+
+    def serve_ready(self) -> None:
         self.set_mem(87450, 5)
         self.http_state = "ready"
         (self.dir / "ready.ts").write_text(f"{time.time():.6f}")
-        self.log('INFO:     127.0.0.1:48924 - "POST /generate HTTP/1.1" 200 OK')
-        self.log("The server is fired up and ready to roll!")
-        return True
 
     def spawn_ranks(self, roles: tuple[str, ...]) -> None:
         """Real rank processes titled like SGLang's schedulers (simranks.py), children of this one."""
@@ -477,6 +306,283 @@ class Sim:
         path.write_text(f"#!{sys.executable}\n{code}")
         path.chmod(0o755)
         subprocess.run([str(path)], check=False)
+
+
+class _Api(BaseHTTPRequestHandler):
+    """The simulated server's HTTP API: health, models, completions, chat, generate (``sim`` is set
+    on the subclass ``Sim.bind`` makes)."""
+
+    protocol_version = "HTTP/1.1"
+    sim: Sim
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    def send(self, code: int, body: Any) -> None:
+        data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.startswith("/health"):
+            self.send(200 if self.sim.http_state == "ready" else 503, b"")
+        elif self.path == "/v1/models":
+            self.send(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "root": MODEL}]})
+        elif self.path in ("/model_info", "/get_model_info"):
+            self.send(200, {"model_path": MODEL, "is_generation": True})
+        else:
+            self.send(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        n = int(self.headers.get("Content-Length") or 0)
+        req = json.loads(self.rfile.read(n) or b"{}")
+        if self.sim.http_state != "ready":
+            self.send(503, {"object": "error", "message": "Server is warming up", "code": 503})
+        elif self.sim.scenario == "error_body":
+            self.send(200, {"object": "error", "message": "choices unavailable: scheduler not ready", "type": "InternalError"})
+        elif self.path == "/v1/completions":
+            self.send(
+                200,
+                {
+                    "id": "cmpl-1",
+                    "object": "text_completion",
+                    "model": MODEL,
+                    "choices": [{"index": 0, "text": " world", "finish_reason": "length"}],
+                },
+            )
+        elif self.path == "/v1/chat/completions":
+            self.send(200, chat_reply(req, self.sim.fail_checks))
+        elif self.path == "/generate":
+            self.send(200, {"text": " Paris", "meta_info": {}})
+        else:
+            self.send(404, {"detail": "Not Found"})
+
+
+def chat_reply(req: dict[str, Any], fail_checks: bool) -> dict[str, Any]:
+    """A chat completion: a tool call when the request offers tools, else reasoning and an answer;
+    with ``fail_checks`` both come back unparsed (the parsers not configured)."""
+    if req.get("tools"):
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}],
+        }
+        if fail_checks:
+            msg = {"role": "assistant", "content": '<|tool_call_begin|>get_weather {"city": "Paris"}'}
+    else:
+        msg = {"role": "assistant", "reasoning_content": "2 plus 2 is 4.", "content": "4"}
+        if fail_checks:
+            msg = {"role": "assistant", "content": "<think>2 plus 2 is 4.</think>4", "reasoning_content": None}
+    return {
+        "id": "chat-1",
+        "object": "chat.completion",
+        "model": MODEL,
+        "choices": [{"index": 0, "message": msg, "finish_reason": "stop"}],
+    }
+
+
+# ---- the start as data ---------------------------------------------------------------------
+_SIGQUIT = "Received sigquit from a child process. It usually means the child failed."
+_LOAD_FRAME = 'model_loader/loader.py", line 377, in load_model'
+_ILLEGAL_ACCESS = "RuntimeError: CUDA error: an illegal memory access was encountered"
+_NCCL_ERROR = "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, NCCL version 2.21.5"
+_OOM_FRAMES = (
+    'managers/scheduler.py", line 2870, in run_scheduler_process',
+    'model_executor/model_runner.py", line 1951, in init_cuda_graphs',
+    'model_executor/cuda_graph_runner.py", line 482, in capture',
+)
+_OOM_ERROR = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 5 has a total capacity "
+    "of 95.58 GiB of which 412.00 MiB is free."
+)
+_SHARDS = "Multi-thread loading shards"
+
+START: tuple[tuple[Any, ...], ...] = (
+    (
+        "log",
+        f"server_args=ServerArgs(model_path='{MODEL}', tp_size={TP}, quantization='compressed-tensors', "
+        "speculative_algorithm='EAGLE', tool_call_parser='kimi_k2', reasoning_parser='kimi_k2', port=30001)",
+    ),
+    ("sleep", 0.6),
+    ("ranks", "Init torch distributed begin."),
+    ("set_mem", 600),
+    ("sleep", 0.6),
+    ("at", "dist_init"),
+    ("ranks", "Init torch distributed ends. elapsed=0.58 s, mem usage=0.61 GB"),
+    ("ranks", "Load weight begin. avail mem=94.71 GB"),
+    ("log", "Using CompressedTensorsWNA16MarlinMoEMethod", 0),
+    ("at", "weight_load"),
+    ("at", "shards", "bar", _SHARDS, 64, 10.0, "sglang", 76000),
+    ("sleep", 3.0),  # Marlin repack: silent, memory climbs a little
+    ("set_mem", 80500, 60),
+    (
+        "ranks",
+        "Load weight end. elapsed=13.10 s, type=KimiK25ForConditionalGeneration, quant=compressed-tensors, "
+        "avail mem=17.20 GB, mem usage=77.51 GB.",
+    ),
+    ("at", "weights_in"),
+    ("ranks", "Init torch distributed begin."),  # the EAGLE draft model
+    ("ranks", "Init torch distributed ends. elapsed=0.01 s, mem usage=0.00 GB"),
+    ("ranks", "Load weight begin. avail mem=17.20 GB"),
+    ("bar", _SHARDS, 1, 1.0),
+    ("ranks", "Load weight end. elapsed=1.20 s, type=DeepseekV3ForCausalLMNextN, avail mem=16.10 GB, mem usage=1.10 GB."),
+    ("sleep", 0.4),
+    ("ranks", "KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 412000, KV size: 6.10 GB"),
+    ("set_mem", 87100, 10),
+    ("ranks", "Memory pool end. avail mem=9.80 GB"),
+    (
+        "log",
+        "Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 mins) "
+        "if you have not run `sglang.compile_deep_gemm`.",
+        0,
+    ),
+    ("bar", "DeepGEMM warmup", 24, 2.0, "tqdm"),
+    (
+        "ranks",
+        "Capture target verify CUDA graph begin. backend=full, num_tokens_per_req=4, bs=[1, 2, 4, 8, 16, 32, 48, 64], avail mem=9.60 GB",
+    ),
+    ("set_mem", 87400, 90),
+    ("at", "capture"),
+    ("bar", "Capturing batches (bs=1 avail_mem=9.10 GB)", 36, 5.0, "tqdm"),
+    ("ranks", "Capture target verify CUDA graph end. elapsed=5.20 s, mem usage=0.52 GB, avail mem=9.08 GB."),
+    ("ranks", "Capture draft decode CUDA graph begin. backend=full, num_tokens_per_req=1, bs=[1, 2, 4, 8], avail mem=9.08 GB"),
+    ("sleep", 0.8),
+    ("ranks", "Capture draft decode CUDA graph end. elapsed=0.80 s, mem usage=0.10 GB, avail mem=8.98 GB."),
+    (
+        "log",
+        "max_total_num_tokens=412000, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+        "max_running_requests=48, context_len=262144, available_gpu_mem=8.90 GB",
+        0,
+    ),
+    ("sleep", 0.3),
+    ("worker_done",),
+    ("log", "INFO:     Started server process [4242]"),
+    ("log", "INFO:     Waiting for application startup."),
+    ("log", "INFO:     Application startup complete."),
+    ("serve",),
+    ("sleep", 0.5),
+    ("log", 'INFO:     127.0.0.1:48908 - "GET /model_info HTTP/1.1" 200 OK'),
+    ("log", "Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, #running-req: 0, #queue-req: 0,", 0),
+    ("sleep", 1.5),
+    ("serve_ready",),
+    ("log", 'INFO:     127.0.0.1:48924 - "POST /generate HTTP/1.1" 200 OK'),
+    ("log", "The server is fired up and ready to roll!"),
+)
+"""The ready start, step by step: a Sim method and its arguments. A step that returns a bool ends the
+start with it; an ``at`` step is a point where a scenario deviates (its default step, if any, follows)."""
+
+
+# ---- the scenarios' deviations from the ready start ----------------------------------------
+def _nccl_error(sim: Sim) -> None:
+    sim.tb(1, ('distributed/parallel_state.py", line 1085, in init_distributed_environment',), _NCCL_ERROR)
+    sim.log(_SIGQUIT)
+    sim.sleep(0.3)
+    sim.die(1)
+
+
+def _silent_death(sim: Sim) -> None:
+    sim.sleep(2.0)
+    sim.die(137, "signal")
+
+
+def _crash_once(sim: Sim) -> None:
+    if (sim.dir / "crashed").exists():
+        return
+    # for a real supervisor: the first process fails and exits; systemd starts a new one
+    (sim.dir / "crashed").write_text("1")
+    sim.sleep(8.0)
+    sim.tb(2, (_LOAD_FRAME,), _ILLEGAL_ACCESS)
+    sim.log(_SIGQUIT)
+    sim.die(1)
+
+
+def _restart_once(sim: Sim) -> bool | None:
+    if sim.restarts:
+        return None
+    sim.sleep(1.5)
+    sim.tb(3, (_LOAD_FRAME,), _ILLEGAL_ACCESS)
+    sim.log(_SIGQUIT)
+    sim.unit("activating", "auto-restart", "exit-code", 1)
+    sim.sleep(1.0)
+    return False
+
+
+def _rank_stuck(sim: Sim) -> None:
+    """rank_hang and rank_loading: TP1 stops in load_weights, TP0 waits for it in a collective."""
+    sim.spawn_ranks(("collective", "hung_read" if sim.scenario == "rank_hang" else "loading"))
+    sim.bar(_SHARDS, 10, 3.0, mem_to=40000, stop_at=4)
+    sim.log("Load weight end. elapsed=3.10 s, type=KimiK25ForConditionalGeneration, avail mem=17.20 GB, mem usage=77.51 GB.", 0)
+    sim.set_mem(sim.mem[0], 100)  # TP0's NCCL kernel polls: 100 % utilisation, nothing moves
+    sim.hang()
+
+
+def _silent_shards(sim: Sim) -> None:
+    sim.silent_read(12.0)
+
+
+def _load_stops(sim: Sim) -> None:
+    sim.bar(_SHARDS, 64, 10.0, mem_to=76000, stop_at=26)
+    sim.hang()
+
+
+def _waits_for_peer(sim: Sim) -> None:
+    """Its weights are in; it waits for a peer that never arrives: no log, GPUs idle."""
+    sim.set_mem(80500, 0)
+    sim.hang()
+
+
+def _ranks_busy(sim: Sim) -> None:
+    """Every rank computes in silence: slow, not stuck."""
+    sim.spawn_ranks(("busy", "busy"))
+    sim.set_mem(87400, 0)
+    sim.hang()
+
+
+def _jit_in_capture(sim: Sim) -> None:
+    """A FlashInfer-style JIT inside capture: silent log, GPUs idle, a compiler busy."""
+    sim.set_mem(87400, 0)
+    sim.busy_child(14.0)
+
+
+def _capture_stops(sim: Sim) -> None:
+    sim.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   0%|          | 0/36 [00:00<?, ?it/s]")
+    sim.set_mem(87400, 0)
+    sim.hang()
+
+
+def _capture_oom(sim: Sim) -> None:
+    sim.raw("\rCapturing batches (bs=64 avail_mem=9.50 GB):   3%|▎         | 1/36 [00:02<01:10,  2.00s/it]")
+    sim.sleep(1.0)
+    sim.raw("\n")
+    (sim.dir / "fatal.ts").write_text(f"{time.time():.6f}")
+    sim.tb(5, _OOM_FRAMES, _OOM_ERROR)
+    sim.log(_SIGQUIT)
+    sim.log("kill_process_tree called: parent_pid=4242, include_parent=True")
+    sim.sleep(0.3)
+    sim.die(137, "signal")
+
+
+DEVIATIONS: dict[str, dict[str, Callable[[Sim], bool | None]]] = {
+    "nccl": {"dist_init": _nccl_error},
+    "silent_death": {"weight_load": _silent_death},
+    "crash_once": {"weight_load": _crash_once},
+    "restart": {"weight_load": _restart_once},
+    "rank_hang": {"shards": _rank_stuck},
+    "rank_loading": {"shards": _rank_stuck},
+    "silent_load": {"shards": _silent_shards},
+    "hang_load": {"shards": _load_stops},
+    "barrier": {"weights_in": _waits_for_peer},
+    "rank_busy": {"capture": _ranks_busy},
+    "jit_busy": {"capture": _jit_in_capture},
+    "hang": {"capture": _capture_stops},
+    "oom": {"capture": _capture_oom},
+}
+"""Each scenario's deviation from the ready start: at which point, and what it does there instead
+(ready, slow and error_body follow the ready start; slow runs at 1.6 times the durations,
+error_body answers badly)."""
 
 
 def tqdm_times(n: int, total: int, seconds: float) -> str:

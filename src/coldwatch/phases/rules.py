@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -143,8 +144,126 @@ def _str(entry: dict[str, Any], key: str, where: str, required: bool = True) -> 
     return value
 
 
+def _req(entry: dict[str, Any], key: str, where: str) -> str:
+    """A required string key."""
+    value = _str(entry, key, where)
+    assert value is not None
+    return value
+
+
+def _pattern(entry: dict[str, Any], where: str, key: str = "pattern") -> re.Pattern[str]:
+    return _compile(_str(entry, key, where) or "", where)
+
+
+def _kind(value: Any, where: str, long: bool = False) -> str:
+    if value not in FAILURE_KINDS:
+        raise ConfigError(f"{where}: unknown failure kind {value!r}" + (f" (kinds: {', '.join(FAILURE_KINDS)})" if long else ""))
+    return str(value)
+
+
+def _phase_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    rid = _req(e, "id", where)
+    enter = e.get("enter")
+    new = PhaseRule(
+        id=rid,
+        engine=str(e.get("engine", engine)),
+        regex=_pattern(e, where),
+        enter=_phase(enter, where) if enter is not None else None,
+        end=_phases(e.get("end", []), where),
+        requires=_str(e, "requires", where, False),
+        unless=_str(e, "unless", where, False),
+        sets=_str(e, "sets", where, False),
+        is_global=bool(e.get("global", False)),
+        stay_in=_phases(e.get("stay_in", []), where),
+        early=bool(e.get("early", False)),
+        resume=bool(e.get("resume", False)),
+    )
+    if new.early and new.enter is None:
+        raise ConfigError(f"{where}: 'early' needs 'enter'")
+    _put(rules.phase, new)
+
+
+def _bar_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    rid = _req(e, "id", where)
+    ce = e.get("complete_enter")
+    _put(
+        rules.bar,
+        BarRule(
+            id=rid,
+            engine=str(e.get("engine", engine)),
+            regex=_pattern(e, where, "desc"),
+            phase=_phase(e.get("phase"), where),
+            stay_in=_phases(e.get("stay_in", []), where),
+            complete_enter=_phase(ce, where) if ce is not None else None,
+            complete_requires=_str(e, "complete_requires", where, False),
+        ),
+    )
+
+
+def _failure_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    rid = _req(e, "id", where)
+    kind = _kind(e.get("kind", "exception"), where, long=True)
+    role = e.get("role", "fatal")
+    if role not in ("fatal", "candidate", "consequence"):
+        raise ConfigError(f"{where}: role must be fatal, candidate or consequence, got {role!r}")
+    _put(rules.failure, FailureRule(rid, str(e.get("engine", engine)), _pattern(e, where), kind, role))
+
+
+def _start_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    rid = _req(e, "id", where)
+    _put(rules.start, StartRule(rid, str(e.get("engine", engine)), _pattern(e, where)))
+
+
+def _kind_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    kind = _kind(e.get("kind"), where)
+    rules.kind.append(TaggedRegex(kind, _pattern(e, where)))
+    if e.get("phase") is not None:
+        rules.kind_phase[kind] = _phase(e.get("phase"), where)
+
+
+def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    rx = _pattern(e, where)
+    if e.get("kind") is not None:
+        rules.frame_kind.append(TaggedRegex(_kind(e["kind"], where), rx))
+    else:
+        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx))
+
+
+def _cause_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    kind = _kind(e.get("kind"), where)
+    rules.cause.append(TaggedRegex(kind, _pattern(e, where)))
+
+
+def _warning_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    message = _req(e, "message", where)
+    rules.warning.append(TaggedRegex(message, _pattern(e, where)))
+
+
+def _timing_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    key = _req(e, "key", where)
+    rx = _pattern(e, where)
+    if "s" not in rx.groupindex:
+        raise ConfigError(f"{where}: the pattern needs a group named s (the seconds), e.g. (?P<s>[0-9.]+)")
+    rules.timing.append(TaggedRegex(key, rx))
+
+
+_TABLES: dict[str, tuple[Callable[[dict[str, Any], str, str, RuleSet], None], bool]] = {
+    "phase": (_phase_rule, True),
+    "bar": (_bar_rule, True),
+    "failure": (_failure_rule, True),
+    "start": (_start_rule, True),
+    "kind": (_kind_rule, False),
+    "frame": (_frame_rule, False),
+    "cause": (_cause_rule, False),
+    "warning": (_warning_rule, False),
+    "timing": (_timing_rule, False),
+}
+"""Each rules table, in the order its entries are read: its entry parser, and whether an entry
+carries an id (named in error messages; a rule with a known id replaces it)."""
+
+
 def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> None:
-    known = {"engine", "phase", "bar", "failure", "kind", "frame", "start", "cause", "warning", "timing"}
+    known = {"engine", *_TABLES}
     for key in data:
         if key not in known:
             raise ConfigError(f"{source}: unknown table '{key}' (expected one of {', '.join(sorted(known))})")
@@ -154,104 +273,10 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         det = eng.get("detect", [])
         if det:
             rules.detect[engine] = _compile("|".join(scoped(p) for p in det), f"{source} [engine] detect")
-    for i, e in enumerate(data.get("phase", [])):
-        where = f"{source} [[phase]] #{i + 1} ({e.get('id', '?')})"
-        rid = _str(e, "id", where)
-        assert rid is not None
-        enter = e.get("enter")
-        new = PhaseRule(
-            id=rid,
-            engine=str(e.get("engine", engine)),
-            regex=_compile(_str(e, "pattern", where) or "", where),
-            enter=_phase(enter, where) if enter is not None else None,
-            end=_phases(e.get("end", []), where),
-            requires=_str(e, "requires", where, False),
-            unless=_str(e, "unless", where, False),
-            sets=_str(e, "sets", where, False),
-            is_global=bool(e.get("global", False)),
-            stay_in=_phases(e.get("stay_in", []), where),
-            early=bool(e.get("early", False)),
-            resume=bool(e.get("resume", False)),
-        )
-        if new.early and new.enter is None:
-            raise ConfigError(f"{where}: 'early' needs 'enter'")
-        _put(rules.phase, new)
-    for i, e in enumerate(data.get("bar", [])):
-        where = f"{source} [[bar]] #{i + 1} ({e.get('id', '?')})"
-        rid = _str(e, "id", where)
-        assert rid is not None
-        ce = e.get("complete_enter")
-        _put(
-            rules.bar,
-            BarRule(
-                id=rid,
-                engine=str(e.get("engine", engine)),
-                regex=_compile(_str(e, "desc", where) or "", where),
-                phase=_phase(e.get("phase"), where),
-                stay_in=_phases(e.get("stay_in", []), where),
-                complete_enter=_phase(ce, where) if ce is not None else None,
-                complete_requires=_str(e, "complete_requires", where, False),
-            ),
-        )
-    for i, e in enumerate(data.get("failure", [])):
-        where = f"{source} [[failure]] #{i + 1} ({e.get('id', '?')})"
-        rid = _str(e, "id", where)
-        assert rid is not None
-        kind = e.get("kind", "exception")
-        if kind not in FAILURE_KINDS:
-            raise ConfigError(f"{where}: unknown failure kind {kind!r} (kinds: {', '.join(FAILURE_KINDS)})")
-        role = e.get("role", "fatal")
-        if role not in ("fatal", "candidate", "consequence"):
-            raise ConfigError(f"{where}: role must be fatal, candidate or consequence, got {role!r}")
-        _put(
-            rules.failure,
-            FailureRule(rid, str(e.get("engine", engine)), _compile(_str(e, "pattern", where) or "", where), kind, role),
-        )
-    for i, e in enumerate(data.get("start", [])):
-        where = f"{source} [[start]] #{i + 1} ({e.get('id', '?')})"
-        rid = _str(e, "id", where)
-        assert rid is not None
-        _put(rules.start, StartRule(rid, str(e.get("engine", engine)), _compile(_str(e, "pattern", where) or "", where)))
-    for i, e in enumerate(data.get("kind", [])):
-        where = f"{source} [[kind]] #{i + 1}"
-        kind = e.get("kind")
-        if kind not in FAILURE_KINDS:
-            raise ConfigError(f"{where}: unknown failure kind {kind!r}")
-        rules.kind.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
-        if e.get("phase") is not None:
-            rules.kind_phase[kind] = _phase(e.get("phase"), where)
-    for i, e in enumerate(data.get("frame", [])):
-        where = f"{source} [[frame]] #{i + 1}"
-        rx = _compile(_str(e, "pattern", where) or "", where)
-        if e.get("kind") is not None:
-            if e["kind"] not in FAILURE_KINDS:
-                raise ConfigError(f"{where}: unknown failure kind {e['kind']!r}")
-            rules.frame_kind.append(TaggedRegex(e["kind"], rx))
-        else:
-            rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx))
-    for i, e in enumerate(data.get("cause", [])):
-        where = f"{source} [[cause]] #{i + 1}"
-        kind = e.get("kind")
-        if kind not in FAILURE_KINDS:
-            raise ConfigError(f"{where}: unknown failure kind {kind!r}")
-        rules.cause.append(TaggedRegex(kind, _compile(_str(e, "pattern", where) or "", where)))
-    _warnings(data, source, rules)
-
-
-def _warnings(data: dict[str, Any], source: str, rules: RuleSet) -> None:
-    for i, e in enumerate(data.get("warning", [])):
-        where = f"{source} [[warning]] #{i + 1}"
-        message = _str(e, "message", where)
-        assert message is not None
-        rules.warning.append(TaggedRegex(message, _compile(_str(e, "pattern", where) or "", where)))
-    for i, e in enumerate(data.get("timing", [])):
-        where = f"{source} [[timing]] #{i + 1}"
-        key = _str(e, "key", where)
-        assert key is not None
-        rx = _compile(_str(e, "pattern", where) or "", where)
-        if "s" not in rx.groupindex:
-            raise ConfigError(f"{where}: the pattern needs a group named s (the seconds), e.g. (?P<s>[0-9.]+)")
-        rules.timing.append(TaggedRegex(key, rx))
+    for table, (parse, named) in _TABLES.items():
+        for i, e in enumerate(data.get(table, [])):
+            where = f"{source} [[{table}]] #{i + 1}" + (f" ({e.get('id', '?')})" if named else "")
+            parse(e, where, engine, rules)
 
 
 def _put(items: list[Any], new: PhaseRule | BarRule | FailureRule | StartRule) -> None:

@@ -297,11 +297,31 @@ def _outcome(outcome: str) -> str:
 
 
 def render(r: Report) -> str:
-    """The start's page."""
+    """The start's page: its head (what, outcome, cause), then phases, GPU memory, weight load and
+    the history, each section saying what it lacks when the start gave nothing for it."""
+    body = _head(r)
+    if r.snapshot is not None:
+        body += _snapshot(r.snapshot)
+    body += _phases(r)
+    if r.ranks:
+        body += _ranks(r)
+    if r.nodes:
+        body += _nodes(r)
+    end = max([s.end for s in r.spans] + [r.total, 1.0])
+    body += _gpu_memory(r, end)
+    body += _weight_load(r, end)
+    body += _history(r)
+    body += _excerpts(r)
+    if r.warnings:
+        body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{esc(w)}</li>" for w in r.warnings) + "</ul>")
+    return _page(f"coldwatch: {esc(r.target, 120)} {esc(r.outcome, 20)}", body)
+
+
+def _head(r: Report) -> list[str]:
     what = " ".join(x for x in (r.engine, r.version) if x) or "engine unknown"
     par = " ".join(f"{k}{v}" for k, v in (("TP", r.tp), ("DP", r.dp), ("PP", r.pp)) if v)
     cause = f"[{r.failure_kind}] " if r.failure_kind else ""
-    body = [
+    return [
         f"<h1>{esc(r.target, 120)} {_outcome(r.outcome)}</h1>",
         f'<p class="sub">coldwatch {esc(r.command, 20)} report · {esc(r.started_at or "start time unknown", 40)} · coldwatch {__version__}</p>',
         '<table class="head">',
@@ -316,9 +336,10 @@ def render(r: Report) -> str:
         + "</td></tr>",
         "</table>",
     ]
-    if r.snapshot is not None:
-        body += _snapshot(r.snapshot)
-    body.append("<h2>Phases</h2>")
+
+
+def _phases(r: Report) -> list[str]:
+    body = ["<h2>Phases</h2>"]
     if r.spans and all(s.end <= s.start for s in r.spans):  # a snapshot: the phases, not their times
         body.append(f"<p>Seen in the log so far, in order: {esc(' → '.join(s.phase for s in r.spans), 400)}.</p>")
     elif r.spans:
@@ -329,18 +350,21 @@ def render(r: Report) -> str:
             )
     else:
         body.append('<p class="note">No phase was recognised.</p>')
-    if r.ranks:
-        body += _ranks(r)
-    if r.nodes:
-        body += _nodes(r)
-    end = max([s.end for s in r.spans] + [r.total, 1.0])
-    body.append("<h2>GPU memory</h2>")
+    return body
+
+
+def _gpu_memory(r: Report, end: float) -> list[str]:
+    body = ["<h2>GPU memory</h2>"]
     if r.gpu:
         body.append(chart_svg(r.gpu, r.bands, end, r.gpu_unit.split()[0], f"GPU memory ({r.gpu_unit})", r.gpu_capacity))
         body.append(f'<p class="note">{esc(r.gpu_unit, 20)} per GPU, from {esc(r.gpu_source, 80)}; the bands are the phases.</p>')
     else:
         body.append('<p class="note">No GPU memory figures: no GPU samples, and no avail mem= lines in the log.</p>')
-    body.append("<h2>Weight load</h2>")
+    return body
+
+
+def _weight_load(r: Report, end: float) -> list[str]:
+    body = ["<h2>Weight load</h2>"]
     if r.load_rate.points or r.disk_rate.points:
         series = [s for s in (r.load_rate, r.disk_rate) if s.points]
         body.append(chart_svg(series, r.bands, end, "MB/s", "load bandwidth"))
@@ -350,7 +374,11 @@ def render(r: Report) -> str:
     elif not r.load_rate.points:
         why = "a saved log has no disk counters" if r.command == "replay" else "no bytes read by the server's processes were sampled"
         body.append(f'<p class="note">No load measurement ({why}; wait samples them on the host with --unit, --container or --pid).</p>')
-    body.append("<h2>Against history</h2>")
+    return body
+
+
+def _history(r: Report) -> list[str]:
+    body = ["<h2>Against history</h2>"]
     if any(c.median is not None for c in r.compare):
         body.append(compare_svg(r))
         slow = [c.phase for c in r.compare if c.slower]
@@ -360,10 +388,7 @@ def render(r: Report) -> str:
         )
     else:
         body.append('<p class="note">No earlier ready start of this target in the history to compare with.</p>')
-    body += _excerpts(r)
-    if r.warnings:
-        body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{esc(w)}</li>" for w in r.warnings) + "</ul>")
-    return _page(f"coldwatch: {esc(r.target, 120)} {esc(r.outcome, 20)}", body)
+    return body
 
 
 def _snapshot(snap: dict[str, Any]) -> list[str]:

@@ -337,30 +337,13 @@ class Collector:
         total = ready if ready is not None else end
         bands = self._bands(end)
         baseline = baseline if baseline is not None else _floats(self.info.get("baseline"))
-        compare = []
-        for s in spans:
-            if s.phase == "ready":
-                continue
-            med = baseline.get(s.phase)
-            secs = s.end - s.start
-            slower = med is not None and secs >= SLOW_RATIO * med and secs - med >= SLOW_MARGIN
-            compare.append(Compare(s.phase, secs, med, slower))
+        compare = _compare(spans, baseline)
         ranks = [r for r in res.get("ranks") or [] if isinstance(r, dict)][:MAX_LANES]
         nodes = [n for n in res.get("nodes") or [] if isinstance(n, dict)][:MAX_LANES]
         lanes = self._lanes_with(ranks, str(res.get("reason") or ""))
-        mark = None
-        if outcome not in ("ready", "incomplete") or (outcome == "incomplete" and res):
-            at = self.stall_t if outcome == "stalled" and self.stall_t is not None else end
-            mark = (at, f"{outcome.upper()}" + (f" [{res['failure_kind']}]" if res.get("failure_kind") else ""))
-        if self.gpu:
-            gpu, unit, source = merged(list(self.gpu.values())), "GiB used", "the GPU samples during the watch"
-        else:
-            gpu, unit, source = list(self.log_mem.values()), "GB free", "the log's avail mem= lines"
-        excerpts = list(self.excerpts)
-        if outcome not in ("ready",) and self.recent:
-            reason = str(res.get("reason") or "")
-            lines = [(t, x, bool(reason) and reason[:120] in x) for t, x in self.recent]
-            excerpts.append(Excerpt(f"the last lines before {outcome}", lines[-1][0], lines))
+        mark = self._mark(res, outcome, end)
+        gpu, unit, source = self._gpu_series()
+        excerpts = self._excerpts_for(res, outcome)
         info = self.info
         return Report(
             target=str(info.get("target") or res.get("target") or self.target or "this machine"),
@@ -398,6 +381,28 @@ class Collector:
             warnings=self.warnings,
             snapshot=snap,
         )
+
+    def _mark(self, res: dict[str, Any], outcome: str, end: float) -> tuple[float, str] | None:
+        """Where the timeline marks how the start ended (none for a ready start or a bare snapshot)."""
+        if outcome not in ("ready", "incomplete") or (outcome == "incomplete" and res):
+            at = self.stall_t if outcome == "stalled" and self.stall_t is not None else end
+            return (at, f"{outcome.upper()}" + (f" [{res['failure_kind']}]" if res.get("failure_kind") else ""))
+        return None
+
+    def _gpu_series(self) -> tuple[list[Series], str, str]:
+        """The memory chart's series, unit and source: the GPU samples, else the log's avail mem= lines."""
+        if self.gpu:
+            return merged(list(self.gpu.values())), "GiB used", "the GPU samples during the watch"
+        return list(self.log_mem.values()), "GB free", "the log's avail mem= lines"
+
+    def _excerpts_for(self, res: dict[str, Any], outcome: str) -> list[Excerpt]:
+        """The phases' excerpts, and for a start that did not get ready the last lines before its end."""
+        excerpts = list(self.excerpts)
+        if outcome not in ("ready",) and self.recent:
+            reason = str(res.get("reason") or "")
+            lines = [(t, x, bool(reason) and reason[:120] in x) for t, x in self.recent]
+            excerpts.append(Excerpt(f"the last lines before {outcome}", lines[-1][0], lines))
+        return excerpts
 
     def _engine(self) -> str | None:
         return _s(self.banner.get("engine"))
@@ -486,6 +491,19 @@ def _s(v: Any) -> str | None:
 
 def _i(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _compare(spans: list[Span], baseline: dict[str, float]) -> list[Compare]:
+    """Each phase (but ready) against its history median: slower when both the ratio and the margin say so."""
+    compare = []
+    for s in spans:
+        if s.phase == "ready":
+            continue
+        med = baseline.get(s.phase)
+        secs = s.end - s.start
+        slower = med is not None and secs >= SLOW_RATIO * med and secs - med >= SLOW_MARGIN
+        compare.append(Compare(s.phase, secs, med, slower))
+    return compare
 
 
 def _floats(v: Any) -> dict[str, float]:

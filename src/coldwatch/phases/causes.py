@@ -1,0 +1,155 @@
+"""Cause ranking: what a failure was (its kind) and where it happened (its phase).
+
+A failure's kind comes from its cause: the root exception, then the trigger, then what the
+traceback's frames show, then a line logged earlier that explains it; a consequence never decides
+it. Pure, no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from coldwatch.phases.rules import RuleSet
+from coldwatch.phases.state import Failure, Outbox, Span, State
+from coldwatch.phases.structure import StructureMap
+
+TB_HEAD = "Traceback (most recent call last)"
+_BARE_EXC = re.compile(r"^[\w.]+$")
+
+
+class CauseRanker:
+    """Records failures as the log shows them and decides their kind and phase."""
+
+    def __init__(self, rules: RuleSet, state: State, structure: StructureMap, box: Outbox) -> None:
+        self.rules = rules
+        self.state = state
+        self._structure = structure
+        self._box = box
+
+    def fail(self, kind: str, rule: str, text: str, t: float | None, role: str) -> None:
+        """A failure rule matched ``text``: a new failure, or a better text for the pending one."""
+        st = self.state
+        f = st.failure
+        if f is None:
+            st.failure = Failure(kind, text, rule, t, definitive=(role != "candidate"))
+            st.in_traceback = role == "candidate" or "Traceback" in text
+            if role != "candidate" and not st.in_traceback:
+                st.frames.clear()
+            if st.failure.definitive:
+                self.emit_failed(t)
+            return
+        if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
+            f.trigger, f.rule, f.kind, f.rule_kind = text, rule, kind, kind
+        elif role == "fatal" and f.root is not None and _BARE_EXC.match(f.root):
+            # a bare exception name ("EOFError" from a pipe whose writer died) says less than the
+            # engine's own fatal line that follows it ("Rank 0 scheduler died ... (exit code: -9)")
+            f.root, f.trigger, f.rule, f.kind, f.rule_kind = text, text, rule, kind, kind
+        if not f.definitive and role != "candidate":
+            f.definitive = True
+            self.emit_failed(t)
+
+    def emit_failed(self, t: float | None) -> None:
+        f = self.state.failure
+        assert f is not None
+        self.refine(f)
+        self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=self.state.last_phase())
+
+    def refine(self, f: Failure) -> None:
+        """The failure's kind comes from its cause: the root exception, then the trigger, then what
+        the frames show, then a line logged earlier that explains it; a consequence never decides it."""
+        if f.rule_kind is None:
+            f.rule_kind = f.kind
+        f.kind = f.rule_kind
+        kind = self._kind_of(f)
+        if kind is not None:
+            f.kind = kind
+        elif f.root is None and self.state.cut and (f.rule in ("common.traceback", "common.cut_traceback") or TB_HEAD in f.trigger):
+            f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
+        elif self._consequence_only(f):
+            # a consequence ("See root cause above") with no cause in the text: when the text is a
+            # cut excerpt the cause is unknown; when it is whole, the process died without a word
+            f.kind = "other" if self.state.cut else "killed"
+        self._place(f)
+
+    def _kind_of(self, f: Failure) -> str | None:
+        kind = self.text_kind(f.root)
+        if kind is not None:
+            return kind
+        if f.root:
+            for r in self.rules.failure:
+                if r.role == "fatal" and r.kind != "exception" and self.state.applies(r.engine) and r.regex.search(f.root):
+                    return r.kind
+        kind = self.text_kind(f.trigger)
+        if f.root is None and kind in (None, "other"):
+            # no exception line: where it died says more than a signal's name ('Fatal Python error: Aborted')
+            kind = self._frame_kind() or self._crash_site() or kind
+        if kind is not None:
+            return kind
+        if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
+            return self.state.cause[0]
+        return None
+
+    def _crash_site(self) -> str | None:
+        """A signal's own report of where it struck ('PC: @ 0x7fcf... (unknown) addProxyOpIfNeeded()',
+        a native frame of the collective library): the innermost error decides the kind."""
+        c = self.state.cause
+        return c[0] if c is not None and c[1].startswith("PC: @") else None
+
+    def _consequence_only(self, f: Failure) -> bool:
+        """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
+        consequences = [r for r in self.rules.failure if r.role == "consequence" and self.state.applies(r.engine)]
+        if f.root:
+            # the launcher's EOFError: the pipe's writer (a scheduler) died; that death is the cause
+            return f.root.startswith("EOFError") or any(r.regex.search(f.root) for r in consequences)
+        return any(r.id == f.rule for r in consequences)
+
+    def text_kind(self, text: str | None) -> str | None:
+        """The failure kind a text names ([[kind]] rules), if any."""
+        if text:
+            for k in self.rules.kind:
+                if k.regex.search(text):
+                    return k.label
+        return None
+
+    def _frame_kind(self) -> str | None:
+        for rule in self.rules.frame_kind:
+            for frame in self.state.frames:
+                if rule.regex.search(frame):
+                    return rule.label
+        return None
+
+    def _place(self, f: Failure) -> None:
+        """Put the failure in a phase: its traceback's frames first, else the current phase."""
+        st = self.state
+        f.phase = self._frame_phase() or self._log_phase() or self.rules.kind_phase.get(f.kind)
+        if f.phase is not None and f.phase not in st.spans:
+            st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
+
+    def _log_phase(self) -> str | None:
+        """Where the log says the start is; a kernel being built during capture or warm-up is still in
+        capture or warm-up (the phase is where the engine was, the kernel is the cause)."""
+        st = self.state
+        if st.phase == "starting":
+            return None
+        if st.phase == "jit_compile":
+            outer = st.rank_prev.get(st.lead or "")
+            if outer in ("graph_capture", "warmup"):
+                return outer
+        return st.phase
+
+    def _frame_phase(self) -> str | None:
+        """The engines' structure first (the generated map), then the hand-written frame rules for
+        what it cannot say (plugins, wrappers, paths that are not the engine's package)."""
+        frames = self.state.frames
+        if not frames:
+            return None
+        phase, jit = self._structure.stack([tuple(f.rsplit(" in ", 1)) for f in frames])  # type: ignore[misc]
+        if phase is not None:
+            return phase
+        if jit:  # a kernel being built or tuned: the phase is where the log says the start was
+            return self._log_phase() or "jit_compile"
+        for rule in self.rules.frame:
+            for frame in frames:
+                if rule.regex.search(frame):
+                    return rule.label
+        return None

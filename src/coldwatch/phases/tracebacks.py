@@ -1,0 +1,105 @@
+"""Traceback reading: the frames of the current traceback and its exception line.
+
+Frames are kept as 'PATH in FUNCTION' (outermost first) for cause ranking to place a failure;
+an exception line becomes the root of the pending failure. Handles the text's damage too: a frame
+split over two lines by a wrap, a wrapper's prefix on every line, an excerpt cut before the
+header or before the exception line. Pure, no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from coldwatch.phases.causes import TB_HEAD, CauseRanker
+from coldwatch.phases.state import Failure, Outbox, State
+
+_FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
+"""A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
+_CALL = re.compile(r"^(?:[\w.]+ = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
+_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+
+
+class TracebackReader:
+    """Follows tracebacks line by line into the state's frames and failure."""
+
+    def __init__(self, state: State, causes: CauseRanker, box: Outbox) -> None:
+        self.state = state
+        self._causes = causes
+        self._box = box
+
+    def read(self, text: str, t: float | None) -> None:
+        """One line of the log (every line passes here, before any rule)."""
+        st = self.state
+        part = st.frame_part
+        if part:  # a frame split over two lines (a terminal's or a paste's wrap)
+            st.frame_part = ""
+            for joined in (part + text, part + " " + text):
+                if _FRAME.search(joined):
+                    text = joined
+                    break
+        if 'File "' in text or text.startswith("File "):
+            m = _FRAME.search(text)
+            if m is None and st.in_traceback and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
+                st.frame_part = text[text.find("File") :]
+                return
+            if m:
+                self._frame(m)
+                return
+        i = text.find(TB_HEAD) if "Traceback" in text else -1
+        if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x", "Stack (most recent call first)")):
+            f = st.failure
+            if f is not None and f.definitive and st.frames:
+                st.frames_done = True  # e.g. a faulthandler dump, then the parent's traceback about it
+            elif f is None or f.root is None:
+                st.frames.clear()
+            st.in_traceback = True
+            st.tb_prefix = text[:i] if i > 0 else ""
+            return
+        if text.startswith(_CHAIN):
+            st.in_traceback = True
+            return
+        if st.in_traceback:
+            self._body(text, t)
+
+    def _frame(self, m: re.Match[str]) -> None:
+        st = self.state
+        st.call = ""
+        if not st.in_traceback:
+            st.cut = True  # frames without their header: the paste starts mid-traceback
+        f = st.failure
+        if (f is None or f.root is None) and not st.frames_done:
+            st.frames.append(f"{m.group(1)} in {m.group(2)}")
+            if f is not None and f.definitive:
+                self._causes.refine(f)  # the frames may say what failed and where
+        st.in_traceback = True
+
+    def _body(self, text: str, t: float | None) -> None:
+        """A line inside a traceback that is no frame: a frame's source line or the exception line."""
+        st = self.state
+        if st.frames and (c := _CALL.match(text)) is not None:
+            st.call = c.group(1)  # the source line of the last frame: the call it was making
+        if st.tb_prefix and text.startswith(st.tb_prefix):
+            text = text[len(st.tb_prefix) :].lstrip()
+        if _EXC.match(text):
+            st.in_traceback = False
+            f = st.failure
+            if f is None:
+                st.failure = Failure("exception", text, "common.exception_line", t, definitive=False, root=text)
+            elif f.root is None:
+                f.root = text
+                if f.definitive:
+                    self._causes.refine(f)
+                    self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
+
+    def end(self) -> None:
+        """End of the log inside a traceback cut before its exception line: the excerpt is cut, and
+        the call the last frame made counts as a frame; a traceback alone is a (pending) failure."""
+        st = self.state
+        f = st.failure
+        if st.in_traceback and (f is None or f.root is None):
+            st.cut = True
+            if st.call and st.frames and not st.frames_done:
+                st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
+            if f is None:
+                st.failure = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
