@@ -357,3 +357,29 @@ def test_vllms_own_step_figures_are_kept() -> None:
         "init_engine": 212.68,
         "compilation": 13.01,
     }
+
+
+def test_a_cut_traceback_takes_the_exception_another_rank_logged() -> None:
+    """Two workers' tracebacks interleaved, the excerpt starting at one's exception line and cut inside
+    the other's frames: the logged exception is the cause (kind exception), the frames place it."""
+    p7 = "(Worker_TP7 pid=974) ERROR 06-12 08:47:03 [multiproc_executor.py:962] "
+    p0 = "(Worker_TP0 pid=533) ERROR 06-12 08:47:03 [multiproc_executor.py:962] "
+    log = (
+        p7 + "RuntimeError: NPUModelRunner init failed, error is NPUModelRunner failed\n"
+        + p0 + "Traceback (most recent call last):\n"
+        + p0 + '  File "/ws/vllm/v1/worker/gpu_worker.py", line 1, in compile_or_warm_up_model\n'
+        + p0 + "    self.model_runner.capture_model()\n"
+        + p0 + '  File "/ws/vllm/v1/worker/gpu_model_runner.py", line 4365, in capture_model\n'
+    )  # fmt: skip
+    _, v = replay([log.encode()])
+    assert (v.outcome, v.failure_kind) == ("failed", "exception")
+    assert v.reason.startswith("RuntimeError: NPUModelRunner init failed")
+    # without the other rank's line it stays a cut traceback whose type the text does not give
+    _, alone = replay([log.split("\n", 1)[1].encode()])
+    assert (alone.outcome, alone.failure_kind) == ("failed", "other")
+
+
+def test_an_exception_line_alone_is_no_failure() -> None:
+    """A logged exception line that no traceback follows decides nothing by itself."""
+    _, v = replay([b"[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\nValueError: a retried probe failed\n"])
+    assert v.outcome == "incomplete"

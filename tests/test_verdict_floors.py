@@ -25,7 +25,7 @@ FLOORS = {
     "public": (99.0, 98.0, 98.5),
     # the blind 2026 corpus, scored with the rules written before it was seen (first score with the
     # unchanged code: outcome 98.2, last phase 76.4, kind 77.8); its misses are findings, not labels to edit
-    "blind26": (98.0, 98.0, 72.0),
+    "blind26": (98.0, 98.0, 77.0),
 }
 
 

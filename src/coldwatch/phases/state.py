@@ -92,6 +92,9 @@ class State:
     """What preceded the last traceback header on its line (a wrapper's prefix: stripped from its exception line)."""
     cut: bool = False
     """The text shows it is an excerpt where a cause may be missing: frames without their header, a traceback cut at the end."""
+    orphan_exc: str = ""
+    """An exception line outside any traceback (another rank's, whose frames came before the excerpt
+    or are interleaved with this one's): the cause of a traceback cut before its own exception line."""
     cause: tuple[str, str] | None = None
     """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
     engine_timings: dict[str, float] = field(default_factory=dict)

@@ -61,6 +61,8 @@ class TracebackReader:
             return
         if st.in_traceback:
             self._body(text, t)
+        elif not st.orphan_exc and st.failure is None and ": " in text and _EXC.match(text):
+            st.orphan_exc = text
 
     def _frame(self, m: re.Match[str]) -> None:
         st = self.state
@@ -101,5 +103,9 @@ class TracebackReader:
             st.cut = True
             if st.call and st.frames and not st.frames_done:
                 st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
-            if f is None:
+            if f is None and st.orphan_exc:  # ranks fail together: the exception another rank logged
+                st.failure = Failure("exception", st.orphan_exc, "common.exception_line", st.last_t, False, root=st.orphan_exc)
+            elif f is not None and st.orphan_exc:
+                f.root = st.orphan_exc
+            elif f is None:
                 st.failure = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
