@@ -13,7 +13,11 @@ from coldwatch.supervisors.systemd import journal_follow, since_arg, unit_matche
 
 
 def test_the_kinds_are_found_from_the_package_in_the_order_they_are_asked() -> None:
-    assert [k.name for k in kinds()] == ["container", "none", "systemd"]
+    """Every module's KIND, no hand list: a named container is asked first, systemd (the fallback) last."""
+    names = [k.name for k in kinds()]
+    assert {"container", "none", "systemd"} <= set(names) and len(set(names)) == len(names)
+    assert names[0] == "container" and names[-1] == "systemd"
+    assert names.index("none") < names.index("systemd")
 
 
 @pytest.mark.parametrize(
