@@ -238,8 +238,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: expected auto, docker or podman, got {value!r}")
     if name == "output" and value not in _OUTPUTS:
         raise ConfigError(f"{where}: expected one of {', '.join(_OUTPUTS)}, got {value!r}")
-    if name == "engine" and value not in ("auto", "sglang", "vllm"):
-        raise ConfigError(f"{where}: expected auto, sglang or vllm, got {value!r}")
+    if name == "engine" and value not in ("auto", *_engines()):
+        raise ConfigError(f"{where}: expected {_engine_choices()}, got {value!r}")
     if name in ("log_cmd", "gpu_cmd") and ("\n" in value or "\x00" in value):
         raise ConfigError(f"{where}: must be one line")
     if name == "pushgateway":
@@ -326,3 +326,16 @@ def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | No
 def env_name(name: str) -> str:
     """The environment variable of a setting: ``stall_after`` -> ``COLDWATCH_STALL_AFTER``."""
     return "COLDWATCH_" + name.upper()
+
+
+def _engines() -> tuple[str, ...]:
+    """The engines of the rules (rules/*.toml); the rules load only when an engine is named."""
+    from coldwatch.phases.rules import ENGINES
+
+    return ENGINES
+
+
+def _engine_choices() -> str:
+    from coldwatch.phases.rules import engine_choices
+
+    return engine_choices()

@@ -13,6 +13,7 @@ from typing import Any
 from coldwatch.errors import ConfigError
 from coldwatch.evidence import SupervisorState
 from coldwatch.hosts.base import q
+from coldwatch.phases.rules import serving_ports
 from coldwatch.supervisors.base import SupervisorKind, SupervisorSpec
 
 RUNTIMES = ("auto", "docker", "podman")
@@ -27,7 +28,6 @@ NOT_LISTENING = "http://127.0.0.1:0"
 """Where a container that is not running now, with a port published only when it runs (``-p 30000``), is
 probed until it runs again: a port nothing listens on, so the log and the runtime's state decide."""
 _RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$")
-SERVING_PORTS = {"sglang": 30000, "vllm": 8000}
 
 
 def rfc3339(stamp: str) -> float | None:
@@ -224,14 +224,17 @@ class Container:
         return None
 
     def serving_port(self, engine: str) -> int:
-        """The container's serving port when none is named: the engine's default (30000 SGLang, 8000
-        vLLM); with the engine unknown, whichever of the two it publishes, else by its image's name."""
-        if engine in SERVING_PORTS:
-            return SERVING_PORTS[engine]
-        for port in (30000, 8000):
+        """The container's serving port when none is named: the engine's default (its rules' ``[engine]
+        port``: 30000 SGLang, 8000 vLLM); with the engine unknown, whichever default it publishes, else
+        by its image's name (SGLang's when the image names no engine)."""
+        ports = serving_ports()
+        if engine in ports:
+            return ports[engine]
+        for port in ports.values():
             if self.ports.get(f"{port}/tcp") or self.bindings.get(f"{port}/tcp"):
                 return port
-        return 8000 if "vllm" in self.image.lower() else 30000
+        image = self.image.lower()
+        return next((p for name, p in ports.items() if name in image), ports.get("sglang", 30000))
 
 
 def _int(value: Any) -> int | None:
