@@ -4,16 +4,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from coldwatch.evidence import GpuSample, HttpState
 from coldwatch.judging.lifecycle import Lifecycle
+from coldwatch.judging.liveness import Liveness
 from coldwatch.phases import State
-from coldwatch.ranks import RankState
+from coldwatch.ranks import RankState, RankWatch
 from coldwatch.verdict import Verdict, result_line
 
-if TYPE_CHECKING:
-    from coldwatch.judge import Judge
+
+class Judged(Protocol):
+    """What the views read of a judge (``coldwatch.judge.Judge``), without importing it."""
+
+    now: float
+    verdict: Verdict | None
+    life: Lifecycle
+    live: Liveness
+    ranks: RankWatch
+    last_gpu: list[GpuSample]
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def epoch0(self) -> float | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +97,7 @@ def progress(st: State) -> tuple[int, int] | None:
     return (span.done or 0, span.total) if span is not None and span.total else None
 
 
-def node_status(j: Judge) -> NodeStatus:
+def node_status(j: Judged) -> NodeStatus:
     """A frozen view of where the judge's start stands."""
     st = j.state
     death = j.life.death
@@ -101,7 +116,7 @@ def node_status(j: Judge) -> NodeStatus:
     )
 
 
-def result(j: Judge, v: Verdict, t: float, **extra: Any) -> dict[str, Any]:
+def result(j: Judged, v: Verdict, t: float, **extra: Any) -> dict[str, Any]:
     """The result line for the verdict ``v`` of the judge ``j`` at ``t``."""
     st = j.state
     v, more = j.ranks.verdict_words(v, st)
