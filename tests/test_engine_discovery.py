@@ -57,10 +57,10 @@ def test_engine_options_accept_the_discovered_engines_only(tmp_path: Path, monke
     empty.write_text("")
     for engine in ("auto", *ENGINES):
         assert resolve({"engine": engine}, config=empty).engine == engine
-    with pytest.raises(ConfigError, match=f"expected {engine_choices()}, got 'tgi'"):
-        resolve({"engine": "tgi"}, config=empty)
-    r = coldwatch("replay", "/dev/null", "--engine", "tgi")
-    assert r.returncode == 2 and r.stderr.decode().strip() == f"coldwatch: --engine: expected {engine_choices()}, got 'tgi'"
+    with pytest.raises(ConfigError, match=f"expected {engine_choices()}, got 'no-such-engine'"):
+        resolve({"engine": "no-such-engine"}, config=empty)
+    r = coldwatch("replay", "/dev/null", "--engine", "no-such-engine")
+    assert r.returncode == 2 and r.stderr.decode().strip() == f"coldwatch: --engine: expected {engine_choices()}, got 'no-such-engine'"
 
 
 def test_a_containers_default_port_is_its_engines() -> None:
