@@ -15,6 +15,8 @@ __all__ = ["Collector", "Report", "ReportSink", "render", "render_history", "wri
 class ReportSink:
     """Collects every event; writes the page when the result (or a status snapshot) arrives."""
 
+    takes_internal = True  # the log tail and load lines (render.Pipeline)
+
     def __init__(self, path: Path, target: str, command: str = "wait") -> None:
         self.path = path
         self.target = target
