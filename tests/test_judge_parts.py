@@ -54,6 +54,9 @@ def test_a_failure_is_final_after_its_grace_unless_a_restart_may_come() -> None:
     assert life.due(11.0, log_failed=True) is None  # no supervisor to ask: a restart may still show in the log
     assert life.due(25.0, log_failed=True) == "failed"  # the restart wait is over
     assert life.due(25.0, log_failed=False) is None  # the classifier no longer says failed
+    no_restarts = Lifecycle(out, Policy(max_restarts=0, fail_grace=0.4))
+    no_restarts.failed(10.0)
+    assert no_restarts.due(10.4, log_failed=True) == "failed"  # no restart to wait for
 
 
 def test_a_supervisor_that_gave_up_ends_the_wait_for_a_restart() -> None:
@@ -146,6 +149,11 @@ def test_slower_than_usual_is_said_once_per_phase() -> None:
     c = _state_in("Load weight begin. avail mem=94.71 GB", 0.0)
     live.slow(c.state, 149.0)
     assert out.drain() == []
+    short = Liveness(out, Policy(baseline={"weight_load": 20.0}), RankWatch())
+    short.slow(c.state, 40.0)  # twice its median, but only 20 s longer: under the floor
+    assert out.drain() == []
+    short.slow(c.state, 50.0)
+    assert [e["event"] for e in out.drain()] == ["warning", "_slow"]
     live.slow(c.state, 150.0)
     live.slow(c.state, 200.0)
     evs = out.drain()
@@ -201,6 +209,16 @@ def test_a_proxy_in_front_is_probed_through() -> None:
     assert "served by nginx (pid 5), outside the server's process tree" in warnings(out)[0]
 
 
+def test_a_server_younger_than_this_start_on_the_port_is_its_own() -> None:
+    """``docker run --network host``: the container this start launched holds the port, as a process
+    outside the server's tree but younger than it: probed through, never held back."""
+    out = Outbox()
+    ports = PortRule(out, 30000, None)
+    ports.holder(10, ProcSample(True, port="other", owner_pid=77, owner_name="python3", owner_older=False), 1.0)
+    assert not ports.holds(10, sampled=True, t=1.0)
+    assert "served by python3 (pid 77)" in warnings(out)[0]
+
+
 def test_a_completion_before_the_first_process_sample_waits_for_it() -> None:
     ports = PortRule(Outbox(), 8000, None)
     assert ports.holds(10, sampled=False, t=0.0) and ports.held
@@ -231,6 +249,10 @@ def test_an_attach_is_a_first_answer_that_was_already_a_completion() -> None:
     for state in ("refused", "status", "ready"):
         cold.http(state)
     assert cold.why(True, None) == ""
+    restarted = Attach()  # an old server answered first, then this start's 503s, then its completion
+    for state in ("ready", "status", "ready"):
+        restarted.http(state)
+    assert restarted.why(True, None) == ""
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,17 @@ def test_the_kinds_are_found_from_the_package_in_the_order_they_are_asked() -> N
     assert names.index("none") < names.index("systemd")
 
 
+def test_the_kinds_are_asked_by_their_order_not_by_their_file_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pkgutil
+
+    import coldwatch.supervisors as package
+
+    listed = list(pkgutil.iter_modules(package.__path__))
+    monkeypatch.setattr(pkgutil, "iter_modules", lambda path: reversed(listed))
+    assert [k.name for k in kinds()][0] == "container" and [k.name for k in kinds()][-1] == "systemd"
+    assert supervisor_for("u", "tail -F /v.log", 7).kind == "none"
+
+
 @pytest.mark.parametrize(
     ("args", "kind"),
     [
