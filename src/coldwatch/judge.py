@@ -121,8 +121,7 @@ class Judge:
         self.out.warn(key, message, t)
 
     def actions(self) -> list[Action]:
-        """The actions asked for since the last call (``observe`` returns them; a driver that
-        only ticks takes them here)."""
+        """The actions asked since the last call (``observe`` returns them; a ticking driver takes them here)."""
         return self.out.actions()
 
     def _decide(self, v: Verdict) -> Verdict:
@@ -321,12 +320,11 @@ class Judge:
         """The end of the evidence (a saved log's last line): what it supports."""
         t = self.now if t is None else t
         self.log_ended(t)
-        if self.verdict is not None:
-            return self.verdict
-        v = self.tick(t)
-        if v is not None:
-            return v
-        return self._decide(outcomes.log_ended(self.c.state, self.p.confirm))
+        return self.verdict or self.tick(t) or self._decide(outcomes.log_ended(self.c.state, self.p.confirm))
+
+    def eta(self) -> float | None:
+        """Seconds until ready by the per-phase estimate (eta.py); None without history."""
+        return self.pace.eta(self.c.state, self.now)
 
     def result(self, t: float, **extra: Any) -> dict[str, Any]:
         """The result line for the verdict (``finish`` first when there is none)."""
