@@ -73,6 +73,44 @@ def test_wait_in_process_is_ready_on_a_served_completion(server: ModelServer) ->
     assert w.sink.events[-1] is not None and w.sink.events[-1]["event"] == "result"
 
 
+def test_internal_events_reach_the_panel_never_the_ndjson(server: ModelServer) -> None:
+    """A live run with --output json beside a panel-like sink: stdout's NDJSON holds only the contract's
+    events (result last), while the sink that takes internal events gets the log tail and the header."""
+    import io
+
+    from coldwatch.render.jsonl import JsonSink
+
+    host, log = log_host()
+    host.listen(30000, ("127.0.0.1", server.port))
+    server.state = "ready"
+    out = io.StringIO()
+    w = Watch(settings(log_cmd="cat server.log"), host, sinks=[JsonSink(out)]).start()
+    log.write(READY_LOG)
+    w.result(step=0.05)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    kinds = [e["event"] for e in lines]
+    assert kinds[-1] == "result" and "phase" in kinds
+    assert not [k for k in kinds if k.startswith("_")], kinds
+    panel = {e["event"] for e in w.sink.events}
+    assert {"_info", "_log", "_launch"} <= panel, panel
+
+
+def test_a_pipeline_runs_its_processors_before_every_renderer() -> None:
+    """A processor may change or drop an event; internal ones go on only to the sinks that take them."""
+    from coldwatch.render import Pipeline
+    from coldwatch.testing import ListSink
+
+    class Contract(ListSink):
+        takes_internal = False
+
+    panel, public = ListSink(), Contract()
+    pipe = Pipeline([panel, public], [lambda ev: None if ev.get("drop") else {**ev, "node": "a"}])
+    for ev in ({"event": "phase", "t": 1.0}, {"event": "_log", "t": 1.0, "text": "x"}, {"event": "warning", "drop": True}):
+        pipe.emit(ev)
+    assert [(e["event"], e["node"]) for e in panel.events] == [("phase", "a"), ("_log", "a")]
+    assert [e["event"] for e in public.events] == ["phase"]
+
+
 def test_failure_is_judged_while_the_connection_is_down() -> None:
     """The server fails, then the connection drops and stays down: the failure is the verdict within its
     grace (the judging thread does not wait out the reconnect), and the drop is reported."""

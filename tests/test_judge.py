@@ -151,7 +151,7 @@ def test_restart_with_max_restarts_1_waits_for_the_new_start() -> None:
     assert run_until(j, 3.0, 3.0 + RESTART_WAIT + 1) is None
     say(j, "The server is fired up and ready to roll!", 20.0)
     j.http(READY, 20.5)
-    assert j.verdict is not None and j.verdict.outcome == "ready" and j.restarts == 1
+    assert j.verdict is not None and j.verdict.outcome == "ready" and j.life.restarts == 1
 
 
 def test_failure_with_restarts_left_but_no_restart_fails_after_the_wait() -> None:
@@ -281,7 +281,7 @@ def test_ready_answer_waits_for_the_first_process_sample() -> None:
     j = judge(port=30000)
     j.supervisor(SupervisorState(True, running=True, main_pid=42, start_id="a"), 0.0, initial=True)
     j.http(READY, 1.0)
-    assert j.verdict is None and j.held
+    assert j.verdict is None and j.ports.held
     assert ProbeNow() in j.observe(ProcReading(42, ProcSample(alive=True, port="own")), 1.1)
     j.http(READY, 1.2)
     assert j.verdict is not None and j.verdict.outcome == "ready"

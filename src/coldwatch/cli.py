@@ -90,8 +90,10 @@ def replay(
     from coldwatch.settings import parse_duration
 
     _check_output(output, ("auto", "live", "plain", "json"))
-    if engine not in ("auto", "sglang", "vllm"):
-        raise ConfigError(f"--engine: expected auto, sglang or vllm, got {engine!r}")
+    from coldwatch.phases.rules import ENGINES, engine_choices
+
+    if engine not in ("auto", *ENGINES):
+        raise ConfigError(f"--engine: expected {engine_choices()}, got {engine!r}")
     stall = parse_duration(stall_after, "--stall-after") if stall_after is not None else 0.0
     code = run_replay(log, engine, rules or [], output, record, target, max_restarts, stall, (report, metrics, pushgateway))
     raise typer.Exit(int(code))

@@ -14,7 +14,7 @@ from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.exitcodes import ExitCode
 from coldwatch.hosts.base import Host
 from coldwatch.phases import load_rules
-from coldwatch.render import Sink, choose_output, ci_sinks
+from coldwatch.render import Pipeline, Sink, choose_output, ci_sinks
 from coldwatch.render.jsonl import JsonSink
 from coldwatch.render.plain import PlainSink, print_timeline
 from coldwatch.replay import read_chunks, replay, replay_policy, text_chunks
@@ -38,11 +38,6 @@ def _guarded(stream: BinaryIO, path: str) -> Iterator[bytes]:
         yield from read_chunks(stream)
     except OSError as exc:
         raise ConfigError(f"{path}: read failed: {exc.strerror or exc}") from None
-
-
-def fan_out(sinks: list[Sink], ev: dict[str, Any]) -> None:
-    for s in sinks:
-        s.emit(ev)
 
 
 def run_replay(
@@ -75,7 +70,7 @@ def run_replay(
             text_chunks(_guarded(stream, path), "stdin" if path == "-" else path),
             rules,
             None if engine == "auto" else engine,
-            (lambda ev: fan_out(sinks, ev)) if sinks else None,
+            Pipeline(sinks).emit if sinks else None,  # internal events only to the sinks that take them
             policy=policy,
         )
     finally:
@@ -162,7 +157,7 @@ def run_fleet(targets: list[str], settings_for: Callable[[str], Settings], base:
         sinks = [TableOnly(sinks[0]), *sinks[1:]]
     sinks += extra
     try:
-        res = Fleet(targets, settings_for, base, sinks).run()
+        res = Fleet(targets, settings_for, base, [Pipeline(sinks)]).run()
     finally:
         for s in sinks:
             s.close()

@@ -1,5 +1,7 @@
 """Bounded reads of the files coldwatch is given (config, rules, targets, known_hosts, SSH
-config, identity, history): a regular file of at most a known size, or a one-line error.
+config, identity, history): a regular file of at most a known size, or a one-line error; and the
+writes of the files a run leaves behind (``--report``, ``--metrics``): checked before the watch,
+replaced whole at its end, a failure one line on stderr.
 
 ``/dev/zero`` as a config would otherwise be read until memory runs out, and a FIFO would
 block the run forever before it starts; both are refused here without being opened.
@@ -7,8 +9,10 @@ block the run forever before it starts; both are refused here without being open
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import sys
 from pathlib import Path
 
 from coldwatch.errors import ConfigError
@@ -103,3 +107,41 @@ def exists(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def check_path(path: Path, flag: str) -> Path:
+    """A file to write at the end of the run: its folder must exist and it must not be a folder."""
+    if path.is_dir():
+        raise ConfigError(f"{flag}: {path} is a directory; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(f"{flag}: folder {parent} does not exist")
+    return path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` whole: readers (node_exporter's textfile collector, a browser) see the old
+    file or the new one, never half of one. The temporary file is hidden and has no ``.prom``
+    suffix, so the collector never reads it."""
+    import tempfile  # only at the end of a run that writes a file
+
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def say(msg: str) -> None:
+    """One line on stderr, cleaned (a file a run could not write)."""
+    from coldwatch.sanitise import clean
+
+    with contextlib.suppress(BrokenPipeError, ValueError):
+        sys.stderr.write(clean(msg, 1000) + "\n")
+        sys.stderr.flush()

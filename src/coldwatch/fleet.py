@@ -73,6 +73,8 @@ class TargetSink:
 class TableOnly:
     """The live panel of a fleet: the table of targets and the run's verdict, not each server's events."""
 
+    takes_internal = True  # the fleet table's rows and ticks (render.Pipeline)
+
     KEEP = ("_rows", "_tick", "result")
 
     def __init__(self, inner: Sink) -> None:

@@ -153,7 +153,7 @@ class MetricsSink:
             self.write(starts)
 
     def write(self, starts: dict[str, dict[str, Any]]) -> None:
-        from coldwatch.outputs import say, write_atomic
+        from coldwatch.files import say, write_atomic
 
         if self.path is not None:
             try:

@@ -22,7 +22,7 @@ from coldwatch.http import make_client
 from coldwatch.judge import Judge, Policy
 from coldwatch.phases import load_rules
 from coldwatch.probes.node import NVIDIA_SMI, NodeProbe, local_port
-from coldwatch.render import Sink
+from coldwatch.render import Pipeline, Sink
 from coldwatch.settings import Settings
 from coldwatch.verdict import Outcome, Verdict, result_line
 
@@ -114,7 +114,7 @@ class Monitor:
         """``workers``: the other nodes of a multi-node server as (name, settings, host or None,
         why it could not be reached). ``now``/``wall``: the watch's clocks (a fake one in tests)."""
         self.s = settings
-        self.sinks = sinks
+        self.sinks = Pipeline(sinks)  # internal events reach only the sinks that take them
         self.now = now
         self.idle = idle
         self.t0 = now()
@@ -186,8 +186,7 @@ class Monitor:
             self.nodes[i].dropped += 1
 
     def emit(self, ev: dict[str, Any]) -> None:
-        for sink in self.sinks:
-            sink.emit(ev)
+        self.sinks.emit(ev)
 
     def flush(self) -> None:
         """Send the judges' events to the sinks (tagged with the node when there are several)."""

@@ -6,49 +6,13 @@ the watch begins."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from coldwatch.errors import ConfigError
+from coldwatch.files import check_path, say, write_atomic
 
-
-def check_path(path: Path, flag: str) -> Path:
-    """A file to write at the end of the run: its folder must exist and it must not be a folder."""
-    if path.is_dir():
-        raise ConfigError(f"{flag}: {path} is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ConfigError(f"{flag}: folder {parent} does not exist")
-    return path
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` whole: readers (node_exporter's textfile collector, a browser) see the old
-    file or the new one, never half of one. The temporary file is hidden and has no ``.prom``
-    suffix, so the collector never reads it."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def say(msg: str) -> None:
-    from coldwatch.sanitise import clean
-
-    with contextlib.suppress(BrokenPipeError, ValueError):
-        sys.stderr.write(clean(msg, 1000) + "\n")
-        sys.stderr.flush()
+__all__ = ["check_path", "output_sinks", "say", "settings_sinks", "write_atomic"]
 
 
 def output_sinks(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from coldwatch.phases.rules import ENGINES
 from coldwatch.phases.rules import PHASES as PHASE_ORDER
 from coldwatch.sanitise import clean
 
@@ -124,7 +125,7 @@ def vocabulary(engine: str | None = None) -> Vocabulary:
     """The shipped vocabulary for an engine (cached)."""
     if engine not in _VOCAB:
         text = (resources.files("coldwatch.phases") / "rules" / "waits.toml").read_text(encoding="utf-8")
-        _VOCAB[engine] = parse_vocabulary(tomllib.loads(text), engine if engine in ("sglang", "vllm") else None)
+        _VOCAB[engine] = parse_vocabulary(tomllib.loads(text), engine if engine in ENGINES else None)
     return _VOCAB[engine]
 
 

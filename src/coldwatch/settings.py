@@ -266,6 +266,13 @@ def _choice(allowed: tuple[str, ...], said: str) -> Callable[[str, str, str], st
     return check
 
 
+def _engine(name: str, value: str, where: str) -> str:
+    """An engine the rules know (rules/*.toml), or auto; the rules load only when one is named."""
+    if value not in ("auto", *_engines()):
+        raise ConfigError(f"{where}: expected {_engine_choices()}, got {value!r}")
+    return value
+
+
 def _one_line(name: str, value: str, where: str) -> str:
     if "\n" in value or "\x00" in value:
         raise ConfigError(f"{where}: must be one line")
@@ -291,7 +298,7 @@ _STRINGS: dict[str, Callable[[str, str, str], str]] = {
     **dict.fromkeys(("unit", "container", "api_key"), _named_check),
     "runtime": _choice(("auto", "docker", "podman"), "auto, docker or podman"),
     "output": _choice(_OUTPUTS, f"one of {', '.join(_OUTPUTS)}"),
-    "engine": _choice(("auto", "sglang", "vllm"), "auto, sglang or vllm"),
+    "engine": _engine,
     **dict.fromkeys(("log_cmd", "gpu_cmd"), _one_line),
     "pushgateway": _pushgateway,
     "url": _url,
@@ -386,3 +393,16 @@ def resolve(flags: dict[str, Any], config: Path | None = None, profile: str | No
 def env_name(name: str) -> str:
     """The environment variable of a setting: ``stall_after`` -> ``COLDWATCH_STALL_AFTER``."""
     return "COLDWATCH_" + name.upper()
+
+
+def _engines() -> tuple[str, ...]:
+    """The engines of the rules (rules/*.toml); the rules load only when an engine is named."""
+    from coldwatch.phases.rules import ENGINES
+
+    return ENGINES
+
+
+def _engine_choices() -> str:
+    from coldwatch.phases.rules import engine_choices
+
+    return engine_choices()

@@ -273,6 +273,8 @@ class ModelServer:
 class ListSink:
     """Keeps every event (the contract's and the panel's internal ones)."""
 
+    takes_internal = True
+
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self._lock = threading.Lock()

@@ -25,7 +25,26 @@ PHASES = (
     "ready",
 )
 FAILURE_KINDS = ("oom", "nccl", "exception", "killed", "exited", "other")
-ENGINES = ("sglang", "vllm")
+_ENGINE_TABLE = re.compile(r"^\[engine\][ \t]*(?:#.*)?$", re.M)
+
+
+def _engine_files() -> tuple[str, ...]:
+    """The shipped rule files with an ``[engine]`` table (each named after its engine), in name order."""
+    base = resources.files("coldwatch.phases") / "rules"
+    found = (p.name[: -len(".toml")] for p in base.iterdir() if p.name.endswith(".toml"))
+    return tuple(sorted(n for n in found if _ENGINE_TABLE.search((base / f"{n}.toml").read_text(encoding="utf-8"))))
+
+
+ENGINES = _engine_files()
+"""The engines coldwatch knows: discovered from ``rules/*.toml``, never listed by hand. A new engine is
+one rules file with an ``[engine]`` table (``name``, ``detect``: how its log is recognised, ``port``:
+its default serving port)."""
+
+
+def engine_choices() -> str:
+    """``auto, sglang or vllm``: what --engine accepts, for its error message."""
+    names = ("auto", *ENGINES)
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _compile(pattern: str, where: str) -> re.Pattern[str]:
@@ -305,11 +324,25 @@ def builtin_rules() -> RuleSet:
     if _BUILTIN is None:
         rules = RuleSet()
         base = resources.files("coldwatch.phases") / "rules"
-        for name in ("sglang", "vllm", "common"):
+        for name in (*ENGINES, "common"):
             text = (base / f"{name}.toml").read_text(encoding="utf-8")
             _load_text(text, f"rules/{name}.toml", name if name != "common" else "*", rules)
+        for name in ENGINES:
+            if name not in rules.detect:
+                raise ConfigError(f"rules/{name}.toml: its [engine] table must say name = {name!r} and how to detect it")
         _BUILTIN = rules
     return _BUILTIN
+
+
+def serving_ports() -> dict[str, int]:
+    """Each engine's default serving port, from its ``[engine] port`` (engines without one left out)."""
+    base = resources.files("coldwatch.phases") / "rules"
+    ports: dict[str, int] = {}
+    for name in ENGINES:
+        port = tomllib.loads((base / f"{name}.toml").read_text(encoding="utf-8")).get("engine", {}).get("port")
+        if isinstance(port, int) and not isinstance(port, bool):
+            ports[name] = port
+    return ports
 
 
 def load_rules(extra: list[Path] | None = None) -> RuleSet:

@@ -1,43 +1,26 @@
 """The log stream: which command follows it, and how to resume it after a reconnect.
 
-The default is the unit's journal as JSON (``journalctl -o json -a``): every entry carries its
-``__CURSOR``, so after an SSH drop the follower resumes with ``--after-cursor`` and no line is
-lost or repeated. On the host the journal is read by a small python3 follower over libsystemd
-(``POLLER``) that looks for new entries every 50 ms: ``journalctl -f`` only wakes when journald
-announces a change, which journald coalesces into one announcement per 250-500 ms, so a fatal line
-after a quiet spell reached coldwatch a quarter to a half second late (``python -m benchmarks.journald``).
-The follower prints what ``journalctl`` would have printed first (the same command without ``-f``),
-then continues from its last cursor; without python3 or libsystemd it is ``journalctl -f`` itself.
-MESSAGE arrives as a string, as a list of byte values (any CR or ESC, e.g.
-tqdm bars) or null. A ``--log-cmd`` stream, or a supervisor's own log command (a container's
+The command is the supervisor's (``supervisors``): by default the unit's journal as JSON
+(``supervisors.systemd``), whose every entry carries its ``__CURSOR``, so after an SSH drop the
+follower resumes with ``--after-cursor`` and no line is lost or repeated. MESSAGE arrives as a
+string, as a list of byte values (any CR or ESC, e.g. tqdm bars) or null. A ``--log-cmd`` stream, or a supervisor's own log command (a container's
 ``logs -f --since``), is re-run after a reconnect and the records already seen are skipped (right
 for commands that replay from the start, such as ``tail -n +1 -F`` or ``docker logs -f``).
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import re
-import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from coldwatch.evidence import SupervisorState
-from coldwatch.hosts.base import q
 from coldwatch.normalise import MAX_RECORD, LogLine, split_records
+from coldwatch.supervisors.base import Supervisor
+from coldwatch.supervisors.systemd import Systemd, since_arg
 
 if TYPE_CHECKING:
     from coldwatch.normalise import _Stamp
-    from coldwatch.supervisors import Supervisor
-
-
-def _since(stamp: str) -> str:
-    """'Sun 2026-11-29 18:24:46 UTC' -> '2026-11-29 18:24:46 UTC' (journalctl's --since form)."""
-    parts = stamp.split()
-    if parts and parts[0].isalpha() and len(parts[0]) == 3:
-        parts = parts[1:]
-    return " ".join(parts)
 
 
 def journal_message(entry: bytes) -> bytes | None:
@@ -59,108 +42,6 @@ def journal_message(entry: bytes) -> bytes | None:
     return b""
 
 
-# The host side of the journal follower: argv[1] is a JSON object {"backlog": command, "follow":
-# command, "matches": [[FIELD=VALUE, ...], ...] (groups OR-ed, matches in a group AND-ed), "poll": s}.
-POLLER = r"""
-import ctypes, json, os, subprocess, sys
-cfg = json.loads(sys.argv[1])
-def fallback():
-    sys.stdout.flush()
-    os.execvp("sh", ["sh", "-c", "exec " + cfg["follow"]])
-try:
-    lib = ctypes.CDLL("libsystemd.so.0")
-    j = ctypes.c_void_p()
-    if lib.sd_journal_open(ctypes.byref(j), 1) < 0:
-        raise OSError("sd_journal_open")
-except (OSError, AttributeError):
-    fallback()
-for i, group in enumerate(cfg["matches"]):
-    if i:
-        lib.sd_journal_add_disjunction(j)
-    for m in group:
-        b = m.encode()
-        lib.sd_journal_add_match(j, b, ctypes.c_size_t(len(b)))
-libc = ctypes.CDLL(None)
-libc.free.argtypes = [ctypes.c_void_p]
-cur = ctypes.c_void_p()
-def cursor():
-    if lib.sd_journal_get_cursor(j, ctypes.byref(cur)) < 0 or not cur.value:
-        return None
-    c = ctypes.string_at(cur)
-    libc.free(cur)
-    return c
-lib.sd_journal_seek_tail(j)
-before = cursor() if lib.sd_journal_previous(j) > 0 else None
-last = None
-out = sys.stdout.buffer
-p = subprocess.Popen(["sh", "-c", "exec " + cfg["backlog"]], stdout=subprocess.PIPE)
-for line in p.stdout:
-    i = line.find(b'"__CURSOR":"')
-    if i >= 0:
-        last = line[i + 12 : line.find(b'"', i + 12)]
-    out.write(line)
-out.flush()
-p.wait()
-def anchor(at):
-    # every round starts again from the last entry printed (one bisection) instead of trusting the
-    # iterator's end-of-journal state across journald's writes and file rotations
-    if at:
-        lib.sd_journal_seek_cursor(j, at)
-        if lib.sd_journal_next(j) > 0 and lib.sd_journal_test_cursor(j, at) <= 0:
-            lib.sd_journal_previous(j)
-    else:
-        lib.sd_journal_seek_head(j)
-last = last or before
-data = ctypes.c_void_p(); size = ctypes.c_size_t(); usec = ctypes.c_uint64()
-poll = ctypes.c_uint64(int(float(cfg.get("poll", 0.05)) * 1e6))
-while True:
-    anchor(last)
-    while lib.sd_journal_next(j) > 0:
-        last = cursor()
-        e = {"__CURSOR": (last or b"").decode("ascii", "replace")}
-        if lib.sd_journal_get_realtime_usec(j, ctypes.byref(usec)) >= 0:
-            e["__REALTIME_TIMESTAMP"] = str(usec.value)
-        if lib.sd_journal_get_data(j, b"MESSAGE", ctypes.byref(data), ctypes.byref(size)) >= 0:
-            raw = ctypes.string_at(data, size.value)[8:]
-            try:
-                e["MESSAGE"] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                e["MESSAGE"] = list(raw)
-        out.write(json.dumps(e, separators=(",", ":")).encode() + b"\n")
-    out.flush()
-    lib.sd_journal_wait(j, poll)
-"""
-
-_UNIT_OK = re.compile(r"^[A-Za-z0-9:_.\\@-]+$")
-COREDUMP_ID = "fc2e22bc6ee647b6b90729ab34a250b1"
-
-
-def unit_matches(unit: str) -> list[list[str]] | None:
-    """journalctl's matches for ``--unit=UNIT`` (the unit's own lines, its core dumps, PID 1's and other
-    root daemons' messages about it); None for a glob or an odd name (journalctl itself follows it)."""
-    if not _UNIT_OK.match(unit) or unit.startswith("-"):
-        return None
-    if "." not in unit:
-        unit += ".service"
-    return [
-        [f"_SYSTEMD_UNIT={unit}"],
-        [f"MESSAGE_ID={COREDUMP_ID}", "_UID=0", f"COREDUMP_UNIT={unit}"],
-        ["_PID=1", f"UNIT={unit}"],
-        ["_UID=0", f"OBJECT_SYSTEMD_UNIT={unit}"],
-    ]
-
-
-def journal_follow(follow: str, backlog: str, matches: list[list[str]] | None, poll: float = 0.05) -> str:
-    """The host command that follows the journal: the python3 poller, or ``follow`` (journalctl -f)
-    without python3 on the host or without matches to give it."""
-    if matches is None:
-        return follow
-    code = base64.b64encode(zlib.compress(POLLER.encode(), 9)).decode()
-    cfg = json.dumps({"follow": follow, "backlog": backlog, "matches": matches, "poll": poll})
-    unpack = "import base64, sys, zlib; exec(zlib.decompress(base64.b64decode(sys.argv.pop(1))))"
-    return f"if command -v python3 >/dev/null 2>&1; then exec python3 -u -c {q(unpack)} {code} {q(cfg)}; else exec {follow}; fi"
-
-
 class LogSource:
     """A resumable log follower description. Not thread-safe: one follower at a time."""
 
@@ -168,53 +49,24 @@ class LogSource:
         self.log_cmd = log_cmd
         self.unit = unit
         self.svc = svc
-        self.supervisor = supervisor
+        self.supervisor: Supervisor = supervisor if supervisor is not None else Systemd(unit)
+        """Whose log it is (without one: the unit's journal); --log-cmd names another."""
         self.cursor: str | None = None
         self.seen = 0
         self._skip = 0
         self.lumps = Lumps()
 
-    def _own(self, follow: bool) -> str | None:
-        """The supervisor's own log command (a container's), unless --log-cmd names one."""
-        if self.log_cmd is not None or self.supervisor is None:
-            return None
-        return self.supervisor.log_command(self.svc, follow)
-
     @property
     def journal(self) -> bool:
-        return self.log_cmd is None and self._own(True) is None
+        """The log is the journal's JSON, resumed by cursor."""
+        return self.log_cmd is None and self.supervisor.journal
 
     def command(self, follow: bool = True) -> str:
-        """The command that follows the log of the current start (``follow=False``: what is there now)."""
+        """The command that follows the log of the current start (``follow=False``: what is there now):
+        --log-cmd's, else the supervisor's own (the unit's journal, a container's ``logs``)."""
         if self.log_cmd is not None:
             return self.log_cmd if follow else f"timeout 5 {self.log_cmd}"
-        own = self._own(follow)
-        if own is not None:
-            return own
-        if not follow:
-            return self._journalctl(False)
-        svc = self.svc
-        if svc is not None and svc.start_id:
-            matches: list[list[str]] | None = [[f"_SYSTEMD_INVOCATION_ID={svc.start_id}"]]
-        else:
-            matches = unit_matches(self.unit)
-        return journal_follow(self._journalctl(True), self._journalctl(False, backlog=True), matches)
-
-    def _journalctl(self, follow: bool, backlog: bool = False) -> str:
-        """``journalctl`` for the current start; ``backlog``: what ``-f`` would print before it follows."""
-        svc = self.svc
-        fmt = "-f -a -o json --no-pager" if follow else "-a -o json --no-pager"
-        if svc is not None and svc.start_id:
-            base = f"journalctl _SYSTEMD_INVOCATION_ID={q(svc.start_id)} {fmt}"
-        else:
-            base = f"journalctl --unit={q(self.unit)} {fmt}"  # one argv word: never read as an option
-        if self.cursor:
-            return f"{base} --after-cursor={q(self.cursor)}"
-        if svc is not None and svc.start_id:
-            return f"{base} --no-tail"
-        if svc is not None and svc.since and svc.since != "n/a":
-            return f"{base} --no-tail --since {q(_since(svc.since))}"
-        return f"{base} -n 0" if follow or backlog else f"{base} -n 5000"
+        return self.supervisor.log_command(self.svc, follow, self.cursor)
 
     def resume(self) -> None:
         """The next follower continues where this one stopped."""
@@ -415,11 +267,11 @@ def _since_epoch(since: str, utc_offset: float) -> float | None:
     """systemd's ``Sun 2026-11-29 18:24:46 UTC`` (the host's local time) or a runtime's RFC 3339 stamp."""
     import datetime as dt
 
-    from coldwatch.supervisors import rfc3339
+    from coldwatch.supervisors.container import rfc3339
 
     if "T" in since:
         return rfc3339(since)
-    parts = _since(since).split()
+    parts = since_arg(since).split()
     if len(parts) < 2:
         return None
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -14,6 +14,43 @@ from coldwatch.errors import ConfigError
 class Sink(Protocol):
     def emit(self, ev: dict[str, Any]) -> None: ...
     def close(self) -> None: ...
+
+
+Processor = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""One stage before the renderers: the event as it goes on (changed or not), or None to drop it."""
+
+
+def internal(ev: Mapping[str, Any]) -> bool:
+    """An internal event: the live panel's and the report's feed (the log tail, disk rate, launch
+    banner, slow phases, rows ...), never part of the event contract (DESIGN.md, Output). The one
+    place that knows how they are told apart."""
+    return str(ev.get("event", "")).startswith("_")
+
+
+class Pipeline:
+    """The sinks of a run as one sink: the processors in order, then every renderer. An internal
+    event reaches only the renderers that take them (``takes_internal = True``: the live panel, the
+    report); the contract's sinks (NDJSON, plain lines, CI, metrics) never see one, so none has to
+    skip them."""
+
+    def __init__(self, sinks: Iterable[Sink], processors: Iterable[Processor] = ()) -> None:
+        self.sinks = list(sinks)
+        self.processors = list(processors)
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        for proc in self.processors:
+            out = proc(ev)
+            if out is None:
+                return
+            ev = out
+        private = internal(ev)
+        for sink in self.sinks:
+            if not private or getattr(sink, "takes_internal", False):
+                sink.emit(ev)
+
+    def close(self) -> None:
+        for sink in self.sinks:
+            sink.close()
 
 
 def choose_output(requested: str, stream: TextIO | None = None) -> str:

@@ -19,7 +19,7 @@ class JsonSink:
         self.done = False
 
     def emit(self, ev: dict[str, Any]) -> None:
-        if ev["event"].startswith("_") or self.done or (ending.ending() is not None and ending.written("result")):
+        if self.done or (ending.ending() is not None and ending.written("result")):
             return  # the result line is the last line
         if ev["event"] == "result":
             self.done = True

@@ -20,6 +20,9 @@ from coldwatch.render.panel import PanelState, render_panel
 class LiveSink:
     """Keeps a view of the events and redraws the panel (4 times a second, and at the verdict)."""
 
+    takes_internal = True
+    """The panel folds the internal events (render.Pipeline)."""
+
     def __init__(self, title: str, deadline: float, stream: TextIO | None = None, console: Console | None = None) -> None:
         self.console = console or Console(file=stream or sys.stderr)
         self.state = PanelState(target=title, deadline=deadline)

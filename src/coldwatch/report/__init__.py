@@ -15,6 +15,8 @@ __all__ = ["Collector", "Report", "ReportSink", "render", "render_history", "wri
 class ReportSink:
     """Collects every event; writes the page when the result (or a status snapshot) arrives."""
 
+    takes_internal = True  # the log tail and load lines (render.Pipeline)
+
     def __init__(self, path: Path, target: str, command: str = "wait") -> None:
         self.path = path
         self.target = target
@@ -28,7 +30,7 @@ class ReportSink:
             self.write()
 
     def write(self) -> None:
-        from coldwatch.outputs import say, write_atomic
+        from coldwatch.files import say, write_atomic
 
         c = self.collector
         baseline = c.info.get("baseline") if isinstance(c.info.get("baseline"), dict) and c.info.get("baseline") else self.baseline
@@ -57,7 +59,7 @@ def _baseline(target: str) -> tuple[dict[str, float], int]:
 
 
 def write_history_report(path: Path, records: list[dict[str, Any]], target: str | None) -> None:
-    from coldwatch.outputs import check_path, write_atomic
+    from coldwatch.files import check_path, write_atomic
 
     check_path(path, "--report")
     try:

@@ -50,6 +50,8 @@ class Banner:
     """A sink that reads the engine, its version, the model and the parallel sizes from the start's
     own launch lines (``_log`` events)."""
 
+    takes_internal = True  # it reads the launch lines from the log tail (render.Pipeline)
+
     def __init__(self) -> None:
         self.found: dict[str, Any] = {}
         self.seen = 0

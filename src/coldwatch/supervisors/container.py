@@ -1,7 +1,6 @@
-"""Supervisors: who starts the server and knows its state (a systemd unit, a Docker or Podman
-container; "none" for a bare process or a log command). Each turns its own tool's output into a
-``SupervisorState`` for the judge and scopes the log to the current start, so another supervisor
-plugs in without touching the judge."""
+"""A Docker or Podman container: ``inspect`` for the state (the runtime found on the host when not
+named), ``logs --since`` for the current start's log, and the host address its serving port is
+published on for the URL."""
 
 from __future__ import annotations
 
@@ -9,120 +8,13 @@ import datetime as _dt
 import json
 import re
 import signal
-from typing import Any, Protocol
+from typing import Any
 
 from coldwatch.errors import ConfigError
 from coldwatch.evidence import SupervisorState
 from coldwatch.hosts.base import q
-from coldwatch.probes.parse import ServiceState, parse_systemctl_show
-
-SERVICE_PROPS = "ActiveState,SubState,Result,NRestarts,MainPID,ExecMainStatus,InvocationID,LoadState,ActiveEnterTimestamp"
-
-
-class Supervisor(Protocol):
-    kind: str
-    name: str
-    pid_pattern: str
-    """A regular expression (multi-line) whose first group is the main PID in ``state_command``'s
-    output: the host-side sampler finds the process tree's root with it, every interval."""
-
-    def state_command(self) -> str | None:
-        """The command whose output ``parse`` reads; None when there is nothing to ask."""
-
-    def parse(self, rc: int | None, text: str) -> SupervisorState:
-        """One run of ``state_command`` -> the state (``known=False`` when it says nothing)."""
-
-    def first_state(self, rc: int | None, text: str) -> SupervisorState:
-        """The state when a watch begins; raises ConfigError when the watch cannot (no such container)."""
-
-    def log_command(self, svc: SupervisorState | None, follow: bool) -> str | None:
-        """The command that prints the current start's log (``follow``: and goes on); None: the default
-        source (the unit's journal, or --log-cmd)."""
-
-
-class Systemd:
-    """A systemd unit: ``systemctl show`` for the state, the unit's invocation for the log."""
-
-    kind = "systemd"
-    pid_pattern = r"^MainPID=(\d+)\s*$"
-
-    def __init__(self, unit: str, log_given: bool = False) -> None:
-        self.name = unit
-        self.log_given = log_given
-        """--log-cmd names the log: a unit that does not exist only means there is no supervisor to ask."""
-
-    def state_command(self) -> str:
-        return f"systemctl show -p {SERVICE_PROPS} --no-pager -- {q(self.name)}"
-
-    def parse(self, rc: int | None, text: str) -> SupervisorState:
-        if rc != 0:
-            return SupervisorState(False)
-        return systemd_state(parse_systemctl_show(text), self.name)
-
-    def first_state(self, rc: int | None, text: str) -> SupervisorState:
-        """A unit that does not exist is the same mistake as a container that does not: exit 2, named
-        (with --log-cmd the watch goes on without a supervisor)."""
-        st = self.parse(rc, text)
-        if st.not_found:
-            if self.log_given:
-                return SupervisorState(False)
-            raise ConfigError(
-                f"unit {self.name}: no such unit on the host (systemctl: LoadState=not-found); name it with --unit, "
-                "or the log with --log-cmd (and the process with --pid)"
-            )
-        return st
-
-    def log_command(self, svc: SupervisorState | None, follow: bool) -> None:
-        return None  # the journal of the unit's invocation (probes.log.LogSource)
-
-
-class NoSupervisor:
-    """A bare process (--pid) or a log command: the process tree says whether it lives."""
-
-    kind = "none"
-    pid_pattern = ""
-
-    def __init__(self, name: str = "the server") -> None:
-        self.name = name
-
-    def state_command(self) -> None:
-        return None
-
-    def parse(self, rc: int | None, text: str) -> SupervisorState:
-        return SupervisorState(False)
-
-    def first_state(self, rc: int | None, text: str) -> SupervisorState:
-        return SupervisorState(False)
-
-    def log_command(self, svc: SupervisorState | None, follow: bool) -> None:
-        return None
-
-
-def systemd_state(svc: ServiceState, unit: str) -> SupervisorState:
-    """systemctl show's properties -> the judge's supervisor state."""
-    if not svc.known:
-        return SupervisorState(False)
-    if svc.result in ("signal", "core-dump", "watchdog"):
-        kind = "killed"
-    elif svc.result == "oom-kill":
-        kind = "oom"
-    else:
-        kind = "exited"
-    status = f", status={svc.exec_status}" if svc.exec_status is not None else ""
-    return SupervisorState(
-        known=True,
-        running=svc.active in ("active", "activating", "reloading"),
-        dead=svc.dead,
-        waiting=svc.sub == "auto-restart" or svc.active == "activating",
-        restarts=svc.restarts,
-        start_id=svc.invocation,
-        since=svc.active_since,
-        main_pid=svc.main_pid,
-        death_kind=kind if svc.dead else None,
-        death_reason=f"unit {unit} is {svc.active}/{svc.sub} (Result={svc.result}{status})",
-        not_found=svc.load == "not-found",
-    )
-
+from coldwatch.phases.rules import serving_ports
+from coldwatch.supervisors.base import SupervisorKind, SupervisorSpec
 
 RUNTIMES = ("auto", "docker", "podman")
 INSPECT = (
@@ -136,7 +28,6 @@ NOT_LISTENING = "http://127.0.0.1:0"
 """Where a container that is not running now, with a port published only when it runs (``-p 30000``), is
 probed until it runs again: a port nothing listens on, so the log and the runtime's state decide."""
 _RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$")
-SERVING_PORTS = {"sglang": 30000, "vllm": 8000}
 
 
 def rfc3339(stamp: str) -> float | None:
@@ -157,6 +48,7 @@ class Container:
 
     kind = "container"
     pid_pattern = r'"Pid":\s*(\d+)'
+    journal = False
 
     def __init__(self, name: str, runtime: str = "auto") -> None:
         self.name = name
@@ -275,13 +167,39 @@ class Container:
             raise ConfigError(f"container {self.name}: {where}inspect failed: {self.error or 'no answer'}")
         return st
 
-    def log_command(self, svc: SupervisorState | None, follow: bool) -> str:
+    def log_command(self, svc: SupervisorState | None, follow: bool, cursor: str | None = None) -> str:
+        """``logs`` of the current start (``--since`` its scope), with the runtime's timestamps."""
         runtime = self.runtime if self.runtime != "auto" else "docker"
         since = svc.since if svc is not None and _RFC3339.match(svc.since) else ""
         opts = "-f --timestamps" if follow else "--timestamps --tail 5000"
         if since:
             opts += f" --since {q(since)}"
         return f"{runtime} logs {opts} -- {q(self.name)} 2>&1"
+
+    def url(self, port: int | None, engine: str) -> tuple[str, bool]:
+        """The host address the serving port (``port``, else the engine's) is published on (the port
+        itself with host networking); ``NOT_LISTENING`` while a container that publishes it only when it
+        runs is stopped. Raises ConfigError when the port is not published."""
+        want = port or self.serving_port(engine)
+        addr = self.address(want)
+        self.note = ""
+        if addr is None and not self.running and f"{want}/tcp" in self.bindings:
+            # stopped or restarting: a dynamic host port (-p 30000) exists only while it runs; the log and the
+            # runtime's state say why it stopped, and a new start publishes the port again
+            self.note = (
+                f"container {self.name} is not running: port {want} is published only while it runs; "
+                "probed again when it starts, judged on its log and state meanwhile"
+            )
+            return NOT_LISTENING, False
+        if addr is None:
+            published = ", ".join(sorted(k for k, v in self.ports.items() if v)) or "none"
+            raise ConfigError(
+                f"container {self.name}: port {want} is not published to the host (published: {published}); "
+                "name the serving port with --port, or the URL with --url"
+            )
+        ip, host_port = addr
+        host = f"[{ip}]" if ":" in ip else ip
+        return f"http://{host}:{host_port}", self.network == "host"
 
     def address(self, port: int) -> tuple[str, int] | None:
         """Where the host reaches the container's ``port``: the port itself with host networking, else
@@ -306,14 +224,17 @@ class Container:
         return None
 
     def serving_port(self, engine: str) -> int:
-        """The container's serving port when none is named: the engine's default (30000 SGLang, 8000
-        vLLM); with the engine unknown, whichever of the two it publishes, else by its image's name."""
-        if engine in SERVING_PORTS:
-            return SERVING_PORTS[engine]
-        for port in (30000, 8000):
+        """The container's serving port when none is named: the engine's default (its rules' ``[engine]
+        port``: 30000 SGLang, 8000 vLLM); with the engine unknown, whichever default it publishes, else
+        by its image's name (SGLang's when the image names no engine)."""
+        ports = serving_ports()
+        if engine in ports:
+            return ports[engine]
+        for port in ports.values():
             if self.ports.get(f"{port}/tcp") or self.bindings.get(f"{port}/tcp"):
                 return port
-        return 8000 if "vllm" in self.image.lower() else 30000
+        image = self.image.lower()
+        return next((p for name, p in ports.items() if name in image), ports.get("sglang", 30000))
 
 
 def _int(value: Any) -> int | None:
@@ -326,42 +247,9 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def supervisor_for(unit: str, log_cmd: str | None, pid: int | None, container: str | None = None, runtime: str = "auto") -> Supervisor:
-    """A container when one is named; systemd unless the watch names the process itself and its log
-    (--pid with --log-cmd)."""
-    if container is not None:
-        return Container(container, runtime)
-    if log_cmd is not None and pid is not None:
-        return NoSupervisor(f"pid {pid}")
-    return Systemd(unit, log_given=log_cmd is not None)
+def choose(spec: SupervisorSpec) -> Container | None:
+    """A watch that names a container (--container, --runtime)."""
+    return Container(spec.container, spec.runtime) if spec.container is not None else None
 
 
-def server_url(url: str, url_given: bool, sup: Supervisor, port: int | None, engine: str) -> tuple[str, bool]:
-    """The URL to probe and whether the host sees the server's own socket (the port-holder rule applies).
-
-    Without --url: for a container, the host address its serving port is published on (the port itself
-    with host networking); else this host's ``--port``."""
-    if url_given or not (isinstance(sup, Container) or port is not None):
-        return url, True
-    if not isinstance(sup, Container):
-        return f"http://127.0.0.1:{port}", True
-    want = port or sup.serving_port(engine)
-    addr = sup.address(want)
-    sup.note = ""
-    if addr is None and not sup.running and f"{want}/tcp" in sup.bindings:
-        # stopped or restarting: a dynamic host port (-p 30000) exists only while it runs; the log and the
-        # runtime's state say why it stopped, and a new start publishes the port again
-        sup.note = (
-            f"container {sup.name} is not running: port {want} is published only while it runs; "
-            "probed again when it starts, judged on its log and state meanwhile"
-        )
-        return NOT_LISTENING, False
-    if addr is None:
-        published = ", ".join(sorted(k for k, v in sup.ports.items() if v)) or "none"
-        raise ConfigError(
-            f"container {sup.name}: port {want} is not published to the host (published: {published}); "
-            "name the serving port with --port, or the URL with --url"
-        )
-    ip, host_port = addr
-    host = f"[{ip}]" if ":" in ip else ip
-    return f"http://{host}:{host_port}", sup.network == "host"
+KIND = SupervisorKind("container", 10, choose)

@@ -1,0 +1,96 @@
+"""Supervisors as a package: each kind in its own module, found by the registry, each owning the
+command that prints the current start's log (the unit's journal, a container's ``logs``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from coldwatch.errors import ConfigError
+from coldwatch.evidence import SupervisorState
+from coldwatch.probes.log import LogSource
+from coldwatch.supervisors import Container, NoSupervisor, Systemd, kinds, server_url, supervisor_for
+from coldwatch.supervisors.systemd import journal_follow, since_arg, unit_matches
+
+
+def test_the_kinds_are_found_from_the_package_in_the_order_they_are_asked() -> None:
+    """Every module's KIND, no hand list: a named container is asked first, systemd (the fallback) last."""
+    names = [k.name for k in kinds()]
+    assert {"container", "none", "systemd"} <= set(names) and len(set(names)) == len(names)
+    assert names[0] == "container" and names[-1] == "systemd"
+    assert names.index("none") < names.index("systemd")
+
+
+def test_the_kinds_are_asked_by_their_order_not_by_their_file_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pkgutil
+
+    import coldwatch.supervisors as package
+
+    listed = list(pkgutil.iter_modules(package.__path__))
+    monkeypatch.setattr(pkgutil, "iter_modules", lambda path: reversed(listed))
+    assert [k.name for k in kinds()][0] == "container" and [k.name for k in kinds()][-1] == "systemd"
+    assert supervisor_for("u", "tail -F /v.log", 7).kind == "none"
+
+
+@pytest.mark.parametrize(
+    ("args", "kind"),
+    [
+        (("vllm.service", None, None, None), "systemd"),
+        (("vllm.service", "tail -F /var/log/v.log", None, None), "systemd"),  # the unit still says if it lives
+        (("vllm.service", "tail -F /var/log/v.log", 4242, None), "none"),
+        (("vllm.service", None, 4242, "vllm"), "container"),
+        (("vllm.service", "docker logs -f vllm", 4242, "vllm"), "container"),
+    ],
+)
+def test_the_first_kind_that_claims_the_watch_supervises_it(args: tuple[str, str | None, int | None, str | None], kind: str) -> None:
+    assert supervisor_for(*args).kind == kind
+
+
+def test_the_units_journal_is_scoped_to_its_invocation_then_resumed_after_the_cursor() -> None:
+    sd = Systemd("sglang.service")
+    assert sd.log_command(None, False) == "journalctl --unit=sglang.service -a -o json --no-pager -n 5000"
+    since = SupervisorState(True, running=True, since="Tue 2026-12-01 09:00:00 UTC")
+    assert sd.log_command(since, False).endswith("--no-tail --since '2026-12-01 09:00:00 UTC'")
+    inv = SupervisorState(True, running=True, start_id="4f0c")
+    follow = sd.log_command(inv, True)
+    assert "_SYSTEMD_INVOCATION_ID=4f0c" in follow and "exec python3" in follow  # the host-side poller
+    assert sd.log_command(inv, False, cursor="s=1;i=2").endswith("--after-cursor='s=1;i=2'")
+
+
+def test_without_matches_the_journal_is_journalctl_follow_itself() -> None:
+    assert unit_matches("sglang-*.service") is None  # a glob: journalctl resolves it
+    assert journal_follow("journalctl -f --unit=x", "journalctl --unit=x", None) == "journalctl -f --unit=x"
+    assert unit_matches("sglang") == [
+        ["_SYSTEMD_UNIT=sglang.service"],
+        ["MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1", "_UID=0", "COREDUMP_UNIT=sglang.service"],
+        ["_PID=1", "UNIT=sglang.service"],
+        ["_UID=0", "OBJECT_SYSTEMD_UNIT=sglang.service"],
+    ]
+    assert since_arg("Sun 2026-11-29 18:24:46 UTC") == "2026-11-29 18:24:46 UTC"
+
+
+def test_the_log_source_follows_the_supervisors_own_log_unless_log_cmd_names_one() -> None:
+    journal = LogSource(None, "sglang.service", None)
+    assert journal.journal and journal.command(False).startswith("journalctl --unit=sglang.service")
+    c = Container("vllm", "podman")
+    own = LogSource(None, "x", SupervisorState(True, running=True, since="2026-12-01T09:00:00.5Z"), c)
+    assert not own.journal
+    assert own.command(True) == "podman logs -f --timestamps --since 2026-12-01T09:00:00.5Z -- vllm 2>&1"
+    given = LogSource("tail -F /v.log", "sglang.service", None, Systemd("sglang.service"))
+    assert not given.journal and given.command(True) == "tail -F /v.log" and given.command(False) == "timeout 5 tail -F /v.log"
+
+
+def test_a_bare_process_has_no_log_of_its_own() -> None:
+    with pytest.raises(ConfigError, match="--log-cmd"):
+        NoSupervisor("pid 7").log_command(None, True)
+
+
+def test_the_url_is_the_supervisors_when_no_url_names_it() -> None:
+    default = "http://127.0.0.1:30000"
+    assert server_url("http://gpu:9", True, Container("c"), 8000, "vllm") == ("http://gpu:9", True)
+    assert server_url(default, False, Systemd("u"), 8001, "auto") == ("http://127.0.0.1:8001", True)
+    assert server_url(default, False, Systemd("u"), None, "auto") == (default, True)
+    c = Container("c", "docker")
+    c.ports = {"8000/tcp": [{"HostIp": "0.0.0.0", "HostPort": "18000"}]}
+    assert server_url(default, False, c, None, "vllm") == ("http://127.0.0.1:18000", False)
+    with pytest.raises(ConfigError, match="port 30000 is not published"):
+        server_url(default, False, c, None, "sglang")
