@@ -271,7 +271,7 @@ class Monitor:
         if attached:
             res["attached"] = True
             res["reason"] = f"{attached}; {res['reason']}"[:500]
-        self.record(res)  # before the result: a history warning never follows the result line
+        record(self, res)  # before the result: a history warning never follows the result line
         self.emit(res)
         return res
 
@@ -385,25 +385,27 @@ class Monitor:
         if self.group is not None and self.group.verdict is not None and self.judge.verdict is not None:
             self.group.verdict = self.judge.verdict
 
-    def record(self, res: dict[str, Any]) -> None:
-        if not self.s.record or res.get("attached"):
-            return
-        last = self.judge.last_proc
-        rec = history.make_record(
-            self.s.target_name(),
-            res,
-            host=self.s.host or "localhost",
-            unit=self.s.unit,
-            model=self.judge.model,
-            model_path=self.judge.etas.model,
-            tp=self.judge.etas.tp,
-            cmd_hash=history.cmd_hash(last.cmdline if last else None),
-            engine=self.judge.c.state.engine,
-            load=self.judge.bw.kind,  # the load path's verdict: history --report groups by it
-            source="wait",
-        )
-        try:
-            history.append(rec)
-        except Exception as exc:  # noqa: BLE001 - history must never change the verdict
-            self.judge.emit("warning", self.t(), message=f"history not written: {exc}")
-            self.flush()
+
+def record(self: Monitor, res: dict[str, Any]) -> None:
+    """The watch in the history (not for an attached watch, nor without --record); never changes the verdict."""
+    if not self.s.record or res.get("attached"):
+        return
+    last = self.judge.last_proc
+    rec = history.make_record(
+        self.s.target_name(),
+        res,
+        host=self.s.host or "localhost",
+        unit=self.s.unit,
+        model=self.judge.model,
+        model_path=self.judge.etas.model,
+        tp=self.judge.etas.tp,
+        cmd_hash=history.cmd_hash(last.cmdline if last else None),
+        engine=self.judge.c.state.engine,
+        load=self.judge.bw.kind,  # the load path's verdict: history --report groups by it
+        source="wait",
+    )
+    try:
+        history.append(rec)
+    except Exception as exc:  # noqa: BLE001 - history must never change the verdict
+        self.judge.emit("warning", self.t(), message=f"history not written: {exc}")
+        self.flush()
