@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -66,14 +67,19 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     cfg.write_text("\n".join(tables) + "\n")
     hs = host.handshakes()
     t0 = time.time()
+    env = {**os.environ, **host.env}
+    if os.environ.get("COLDWATCH_BENCH_SRC"):  # another checkout's src/ (the code before a change), same run
+        env["PYTHONPATH"] = os.environ["COLDWATCH_BENCH_SRC"]
     p = subprocess.Popen(
-        [sys.executable, "-m", "coldwatch", "wait", *names, "--config", str(cfg), "-o", "json", "--parallel", "128"],
+        [sys.executable, "-m", "coldwatch", "wait", *names, "--config", str(cfg), "-o", "json", "--parallel", str(max(128, len(mix)))],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, **host.env},
+        env=env,
     )
+    threads = _ThreadCount(p.pid)
     out = p.stdout.read() if p.stdout is not None else b""
     _, _, usage = os.wait4(p.pid, 0)
+    threads.stop.set()
     if os.environ.get("COLDWATCH_BENCH_EVENTS"):  # the raw JSON stream, to study one run's timing
         Path(os.environ["COLDWATCH_BENCH_EVENTS"] + f".{tag}").write_bytes(out)
         for sc, sim in shared.items():
@@ -113,9 +119,33 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         "cpu_s_per_target_minute": cpu / len(mix) / (wall / 60),
         "rss_mb": usage.ru_maxrss / 1024,
         "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
+        "threads_peak": threads.peak,
+        "wakeups_per_target_s": (usage.ru_nvcsw + usage.ru_nivcsw) / len(mix) / wall,
         "handshakes_per_target": (host.handshakes() - hs) / max(1, len([m for m in mix if m != "unreachable"])),
         "ready_latency_median_s": statistics.median(lat) if lat else None,
+        "ready_latency_max_s": max(lat) if lat else None,
+        "connection_lost_warnings": sum(n for k, n in warnings.items() if k.startswith("SSH connection lost") and "(first" not in k),
     }
+
+
+class _ThreadCount:
+    """The watched process's peak thread count, read from /proc every 0.5 s while it runs."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak = 0
+        self.stop = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            try:
+                text = Path(f"/proc/{self.pid}/status").read_text()
+            except OSError:
+                return
+            for ln in text.splitlines():
+                if ln.startswith("Threads:"):
+                    self.peak = max(self.peak, int(ln.split()[1]))
 
 
 def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
@@ -153,7 +183,10 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             f"readiness median {lat or float('nan'):.2f}s per target vs {base or float('nan'):.2f}s for one "
             f"({ratio or float('nan'):.1f}x); CPU {many['cpu_s_per_target_minute']:.3f} s per target-minute; "
             f"peak RSS {many['rss_mb']:.0f} MB ({(many['rss_mb'] - one['rss_mb']) / many['targets']:.2f} MB per target "
-            f"above one target's); {many['handshakes_per_target']:.2f} handshakes per reachable target"
+            f"above one target's); {many['handshakes_per_target']:.2f} handshakes per reachable target; "
+            f"{many['threads_peak']} threads at peak ({one['threads_peak']} for one); "
+            f"{many['wakeups_per_target_s']:.1f} context switches per target-second ({one['wakeups_per_target_s']:.1f} for one); "
+            f"{many['connection_lost_warnings']} 'connection lost' warnings"
         )
     if len(sizes) == 1:
         out["many"] = out[str(sizes[0])]
