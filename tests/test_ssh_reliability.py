@@ -120,7 +120,7 @@ def test_every_remote_command_ends_on_the_host_at_its_deadline(gpu_host) -> None
 def test_a_keepalive_reply_held_up_in_coldwatch_is_not_a_hung_link(gpu_host) -> None:  # type: ignore[no-untyped-def]
     """A fleet on few cores: the server answers the keepalive, but coldwatch's own reader is too busy to
     take the reply in time. That is a slow watcher, not a dead link (no false 'connection lost'); a
-    connection whose server sends nothing at all is still hung."""
+    connection whose server sends nothing at all, not even a keepalive reply, is still hung."""
     import os
     import signal
     import time
@@ -138,6 +138,7 @@ def test_a_keepalive_reply_held_up_in_coldwatch_is_not_a_hung_link(gpu_host) -> 
         lock = f._chan.in_buffer._lock  # type: ignore[attr-defined]  # paramiko's BufferedPipe
         with lock:
             time.sleep(0.3)
+            host.ping(0.5)  # the ticks heard before the hold-up answer this one without a request
             assert host.ping(0.5), "a reply waiting behind data taken for a hung link"
             assert host._pinger is not None and not host._pinger.done.is_set()  # the reply really was late
         f.close()
@@ -148,6 +149,7 @@ def test_a_keepalive_reply_held_up_in_coldwatch_is_not_a_hung_link(gpu_host) -> 
             os.kill(pid, signal.SIGSTOP)  # the server side hangs: nothing arrives
         try:
             time.sleep(0.3)
+            host.ping(1.0)  # what arrived before the stop may answer this one
             assert not host.ping(1.0)
         finally:
             for pid in stopped:
