@@ -188,10 +188,36 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             f"{many['wakeups_per_target_s']:.1f} context switches per target-second ({one['wakeups_per_target_s']:.1f} for one); "
             f"{many['connection_lost_warnings']} 'connection lost' warnings"
         )
+    print(table(one, [out[str(size)] for size in sizes]))
     if len(sizes) == 1:
         out["many"] = out[str(sizes[0])]
         out["ready_latency_ratio"] = out["many"]["ready_latency_ratio"]
     return out
+
+
+def table(one: dict[str, Any], many: list[dict[str, Any]]) -> str:
+    """The figures of every size beside the one-target baseline of the same run, as a Markdown table."""
+
+    def f(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
+    base = one["ready_latency_median_s"]
+    rows = [
+        "| targets | verdicts right | readiness median (max) | ratio to 1 | CPU s per target-minute | peak RSS (per target above 1) "
+        "| threads | context switches per target-s | 'connection lost' |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| 1 | {one['right']}/1 | {f(base, '.2f')} s | 1 | {f(one['cpu_s_per_target_minute'], '.3f')} | {one['rss_mb']:.0f} MB "
+        f"| {one['threads_peak']} | {one['wakeups_per_target_s']:.1f} | {one['connection_lost_warnings']} |",
+    ]
+    for m in many:
+        lat = m["ready_latency_median_s"]
+        rows.append(
+            f"| {m['targets']} | {m['right']}/{m['targets']} | {f(lat, '.2f')} s ({f(m['ready_latency_max_s'], '.2f')}) "
+            f"| {f(lat / base if lat and base else None, '.1f')}x | {m['cpu_s_per_target_minute']:.3f} "
+            f"| {m['rss_mb']:.0f} MB ({(m['rss_mb'] - one['rss_mb']) / m['targets']:.2f}) | {m['threads_peak']} "
+            f"| {m['wakeups_per_target_s']:.1f} | {m['connection_lost_warnings']} |"
+        )
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
