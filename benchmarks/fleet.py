@@ -120,6 +120,7 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         "rss_mb": usage.ru_maxrss / 1024,
         "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
         "threads_peak": threads.peak,
+        "host_side_cpu_s": sum(threads.host_cpu.values()),
         "wakeups_per_target_s": (usage.ru_nvcsw + usage.ru_nivcsw) / len(mix) / wall,
         "handshakes_per_target": (host.handshakes() - hs) / max(1, len([m for m in mix if m != "unreachable"])),
         "ready_latency_median_s": statistics.median(lat) if lat else None,
@@ -129,15 +130,21 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
 
 
 class _ThreadCount:
-    """The watched process's peak thread count, read from /proc every 0.5 s while it runs."""
+    """The watched process's peak thread count, read from /proc every 0.5 s while it runs; and the CPU
+    seconds of the simulated hosts' side (every process of the test user: sshd sessions, log followers,
+    samplers), the most each process was seen to have used."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak = 0
+        self.host_cpu: dict[int, float] = {}
+        self.uid = _uid(hostfix.USER)
+        self.tick = os.sysconf("SC_CLK_TCK")
         self.stop = threading.Event()
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self) -> None:
+        n = 0
         while not self.stop.wait(0.5):
             try:
                 text = Path(f"/proc/{self.pid}/status").read_text()
@@ -146,6 +153,31 @@ class _ThreadCount:
             for ln in text.splitlines():
                 if ln.startswith("Threads:"):
                     self.peak = max(self.peak, int(ln.split()[1]))
+            n += 1
+            if n % 2 == 0 and self.uid is not None:
+                self._host_side()
+
+    def _host_side(self) -> None:
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                if d.stat().st_uid != self.uid:
+                    continue
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            cpu = (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / self.tick  # utime stime cutime cstime
+            self.host_cpu[int(d.name)] = max(cpu, self.host_cpu.get(int(d.name), 0.0))
+
+
+def _uid(user: str) -> int | None:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
 
 
 def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
@@ -186,7 +218,8 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             f"above one target's); {many['handshakes_per_target']:.2f} handshakes per reachable target; "
             f"{many['threads_peak']} threads at peak ({one['threads_peak']} for one); "
             f"{many['wakeups_per_target_s']:.1f} context switches per target-second ({one['wakeups_per_target_s']:.1f} for one); "
-            f"{many['connection_lost_warnings']} 'connection lost' warnings"
+            f"{many['connection_lost_warnings']} 'connection lost' warnings; the simulated hosts' side used "
+            f"{many['host_side_cpu_s']:.0f} CPU s (coldwatch {many['cpu_s']:.0f})"
         )
     print(table(one, [out[str(size)] for size in sizes]))
     if len(sizes) == 1:
