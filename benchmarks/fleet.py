@@ -121,6 +121,7 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
         "threads_peak": threads.peak,
         "host_side_cpu_s": sum(threads.host_cpu.values()),
+        "host_side_cpu_by_command": threads.by_command(),
         "wakeups_per_target_s": (usage.ru_nvcsw + usage.ru_nivcsw) / len(mix) / wall,
         "handshakes_per_target": (host.handshakes() - hs) / max(1, len([m for m in mix if m != "unreachable"])),
         "ready_latency_median_s": statistics.median(lat) if lat else None,
@@ -138,6 +139,7 @@ class _ThreadCount:
         self.pid = pid
         self.peak = 0
         self.host_cpu: dict[int, float] = {}
+        self.host_comm: dict[int, str] = {}
         self.uid = _uid(hostfix.USER)
         self.tick = os.sysconf("SC_CLK_TCK")
         self.stop = threading.Event()
@@ -164,11 +166,20 @@ class _ThreadCount:
             try:
                 if d.stat().st_uid != self.uid:
                     continue
-                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                stat = (d / "stat").read_text()
+                fields = stat.rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
+            self.host_comm[int(d.name)] = stat[stat.find("(") + 1 : stat.rfind(")")]
             cpu = (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / self.tick  # utime stime cutime cstime
             self.host_cpu[int(d.name)] = max(cpu, self.host_cpu.get(int(d.name), 0.0))
+
+    def by_command(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for pid, cpu in self.host_cpu.items():
+            name = self.host_comm.get(pid, "?")
+            out[name] = round(out.get(name, 0.0) + cpu, 1)
+        return dict(sorted(out.items(), key=lambda kv: -kv[1])[:6])
 
 
 def _uid(user: str) -> int | None:
@@ -188,6 +199,9 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
         return {}
     sizes = sizes or [n]
     fix = Path(tempfile.mkdtemp(prefix="cwfleet-", dir="/tmp"))
+    # a test user of its own: a test's teardown elsewhere on the machine (pkill -u cwtest) would end this
+    # run's SSH sessions mid-start, and every target would reconnect at once
+    user, hostfix.USER = hostfix.USER, "cwbench"
     host = hostfix.start(fix)
     out: dict[str, Any] = {}
     try:
@@ -198,6 +212,7 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             out[str(size)] = _run(host, mix, f"many{size}")
     finally:
         host.close()
+        hostfix.USER = user
         subprocess.run(["rm", "-rf", str(fix)])
     base = one["ready_latency_median_s"]
     print(
