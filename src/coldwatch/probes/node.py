@@ -181,6 +181,7 @@ class NodeProbe:
         self.threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._reconnecting = False
+        self._stacks_running = False
         self.parked = False
         """A new start's log waits until the supervisor says it runs (a container between two runs)."""
         self._park_lock = threading.Lock()
@@ -254,6 +255,7 @@ class NodeProbe:
             elif isinstance(a, SampleStacks):
                 self.control.stacks_reason = a.reason
                 self.control.stacks_wanted.set()
+                self._stacks_on_demand()
             elif isinstance(a, Rescope):
                 self.rescope(a.state)
 
@@ -340,16 +342,31 @@ class NodeProbe:
         if self.s.host:
             self.spawn("ping", self._ping_thread)
         if self.http:
-            self.spawn("http", self._http_thread)
+            self.spawn("http", lambda: probe_http(self))
+
+    def _stacks_on_demand(self) -> None:
+        """The stacks thread runs only while the judge wants samples (most watches never do): a fleet's
+        100 targets kept 100 threads asleep for it."""
+        with self._lock:
+            if self._stacks_running or self.stop.is_set():
+                return
+            self._stacks_running = True
         self.spawn("stacks", self._stacks_thread)
 
     def _stacks_thread(self) -> None:
-        """A stack sample of the server's processes whenever the judge asks (SampleStacks)."""
-        while not self.stop.is_set():
-            self.control.stacks_wanted.wait()  # close() sets it too: no wake-up a second while nobody asks
-            self.control.stacks_wanted.clear()
-            if not self.stop.is_set():
+        """A stack sample of the server's processes for each SampleStacks; it ends when none is pending."""
+        try:
+            while not self.stop.is_set():
+                with self._lock:
+                    if not self.control.stacks_wanted.is_set():
+                        self._stacks_running = False
+                        return
+                    self.control.stacks_wanted.clear()
                 self.emit(self.stacks_now())
+        except BaseException:
+            with self._lock:
+                self._stacks_running = False
+            raise
 
     def stacks_now(self, budget: float = stacks.BUDGET) -> StackSample:
         """One stack sample now (probes/stacks.py), on this thread."""
@@ -394,22 +411,6 @@ class NodeProbe:
             return True
 
         every(lambda: PING_EVERY, step, self.stop, wait_first=True)
-
-    def _http_thread(self) -> None:
-        fast = False
-
-        def interval() -> float:
-            return min(FAST_PROBE, self.s.interval) if fast else self.s.interval
-
-        def step() -> bool:
-            nonlocal fast
-            assert self.ladder is not None
-            st: HttpState = self.ladder.probe()
-            self.emit(st)
-            fast = st.state == "refused" and self.t() < self.control.fast_until
-            return not self.stop.is_set()
-
-        every(interval, step, self.stop, wake=self.control.probe_now)
 
     # ---- reconnects ------------------------------------------------------------------------
     def lost(self, why: str, hung: bool = False) -> None:
@@ -495,6 +496,25 @@ class LogReader:
             return True
         ea.done = True  # a line stamped in this start, or written since the watch began: this start's
         return False
+
+
+def probe_http(self: NodeProbe) -> None:
+    """The head's HTTP thread: the readiness ladder every --interval, at once when the judge asks, every
+    FAST_PROBE seconds while a refused port is expected to bind soon."""
+    fast = False
+
+    def interval() -> float:
+        return min(FAST_PROBE, self.s.interval) if fast else self.s.interval
+
+    def step() -> bool:
+        nonlocal fast
+        assert self.ladder is not None
+        st: HttpState = self.ladder.probe()
+        self.emit(st)
+        fast = st.state == "refused" and self.t() < self.control.fast_until
+        return not self.stop.is_set()
+
+    every(interval, step, self.stop, wake=self.control.probe_now)
 
 
 def reconnect(p: NodeProbe, why: str) -> None:
