@@ -1,6 +1,7 @@
 """python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside.
 python -m benchmarks --part journald|containers|fleet|replay|startup|cost|eta|compare: one of them.
-python -m benchmarks --fleet-large: the fleet also at 200 and 500 targets (heavy on a small machine).
+python -m benchmarks --fleet-sizes 20,100: the fleet at these sizes only (default 20, 100, 200 and 500
+targets beside one; 500 loopback SSH connections are heavy on a small machine).
 python -m benchmarks --engines [N]: detection against real SGLang and vLLM servers (N starts each).
 python -m benchmarks --containers [N]: a Docker container against the systemd path (N starts each)."""
 
@@ -27,7 +28,8 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true", help="each benchmark once, quickly (CI)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--part", choices=PARTS, action="append", help="only these benchmarks (repeatable)")
-    ap.add_argument("--fleet-large", action="store_true", help="the fleet also at 200 and 500 targets")
+    ap.add_argument("--fleet-sizes", default="20,100,200,500", help="fleet sizes beside the one-target baseline (20,100,200,500)")
+    ap.add_argument("--fleet-large", action="store_true", help=argparse.SUPPRESS)  # the default now: 200 and 500 too
     ap.add_argument("--replay-lines", type=int, help="records in the generated replay log (1,000,000)")
     ap.add_argument("--engines", type=int, nargs="?", const=3, metavar="N", help="only the real-engine benchmark, N starts each (3)")
     ap.add_argument("--only", choices=["sglang", "vllm"], help="with --engines: one engine")
@@ -42,7 +44,7 @@ def main() -> int:
     elif a.containers:
         figures = {"containers": containers.main(False, a.containers)}
     else:
-        sizes = [10] if a.smoke else [20, 100] + ([200, 500] if a.fleet_large else [])
+        sizes = [10] if a.smoke else [int(x) for x in a.fleet_sizes.split(",") if x.strip()]
         lines = a.replay_lines or (20_000 if a.smoke else 1_000_000)
         runs: dict[str, Callable[[], Any]] = {
             "journald": lambda: journald.run(1 if a.smoke else 5),

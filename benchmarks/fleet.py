@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -66,14 +67,19 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     cfg.write_text("\n".join(tables) + "\n")
     hs = host.handshakes()
     t0 = time.time()
+    env = {**os.environ, **host.env}
+    if os.environ.get("COLDWATCH_BENCH_SRC"):  # another checkout's src/ (the code before a change), same run
+        env["PYTHONPATH"] = os.environ["COLDWATCH_BENCH_SRC"]
     p = subprocess.Popen(
-        [sys.executable, "-m", "coldwatch", "wait", *names, "--config", str(cfg), "-o", "json", "--parallel", "128"],
+        [sys.executable, "-m", "coldwatch", "wait", *names, "--config", str(cfg), "-o", "json", "--parallel", str(max(128, len(mix)))],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, **host.env},
+        env=env,
     )
+    threads = _ThreadCount(p.pid)
     out = p.stdout.read() if p.stdout is not None else b""
     _, _, usage = os.wait4(p.pid, 0)
+    threads.stop.set()
     if os.environ.get("COLDWATCH_BENCH_EVENTS"):  # the raw JSON stream, to study one run's timing
         Path(os.environ["COLDWATCH_BENCH_EVENTS"] + f".{tag}").write_bytes(out)
         for sc, sim in shared.items():
@@ -113,9 +119,76 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         "cpu_s_per_target_minute": cpu / len(mix) / (wall / 60),
         "rss_mb": usage.ru_maxrss / 1024,
         "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
+        "threads_peak": threads.peak,
+        "host_side_cpu_s": sum(threads.host_cpu.values()),
+        "host_side_cpu_by_command": threads.by_command(),
+        "wakeups_per_target_s": (usage.ru_nvcsw + usage.ru_nivcsw) / len(mix) / wall,
         "handshakes_per_target": (host.handshakes() - hs) / max(1, len([m for m in mix if m != "unreachable"])),
         "ready_latency_median_s": statistics.median(lat) if lat else None,
+        "ready_latency_max_s": max(lat) if lat else None,
+        "connection_lost_warnings": sum(n for k, n in warnings.items() if k.startswith("SSH connection lost") and "(first" not in k),
     }
+
+
+class _ThreadCount:
+    """The watched process's peak thread count, read from /proc every 0.5 s while it runs; and the CPU
+    seconds of the simulated hosts' side (every process of the test user: sshd sessions, log followers,
+    samplers), the most each process was seen to have used."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak = 0
+        self.host_cpu: dict[int, float] = {}
+        self.host_comm: dict[int, str] = {}
+        self.uid = _uid(hostfix.USER)
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.stop = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        n = 0
+        while not self.stop.wait(0.5):
+            try:
+                text = Path(f"/proc/{self.pid}/status").read_text()
+            except OSError:
+                return
+            for ln in text.splitlines():
+                if ln.startswith("Threads:"):
+                    self.peak = max(self.peak, int(ln.split()[1]))
+            n += 1
+            if n % 2 == 0 and self.uid is not None:
+                self._host_side()
+
+    def _host_side(self) -> None:
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                if d.stat().st_uid != self.uid:
+                    continue
+                stat = (d / "stat").read_text()
+                fields = stat.rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            self.host_comm[int(d.name)] = stat[stat.find("(") + 1 : stat.rfind(")")]
+            cpu = (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / self.tick  # utime stime cutime cstime
+            self.host_cpu[int(d.name)] = max(cpu, self.host_cpu.get(int(d.name), 0.0))
+
+    def by_command(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for pid, cpu in self.host_cpu.items():
+            name = self.host_comm.get(pid, "?")
+            out[name] = round(out.get(name, 0.0) + cpu, 1)
+        return dict(sorted(out.items(), key=lambda kv: -kv[1])[:6])
+
+
+def _uid(user: str) -> int | None:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
 
 
 def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
@@ -126,6 +199,9 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
         return {}
     sizes = sizes or [n]
     fix = Path(tempfile.mkdtemp(prefix="cwfleet-", dir="/tmp"))
+    # a test user of its own: a test's teardown elsewhere on the machine (pkill -u cwtest) would end this
+    # run's SSH sessions mid-start, and every target would reconnect at once
+    user, hostfix.USER = hostfix.USER, "cwbench"
     host = hostfix.start(fix)
     out: dict[str, Any] = {}
     try:
@@ -136,6 +212,7 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             out[str(size)] = _run(host, mix, f"many{size}")
     finally:
         host.close()
+        hostfix.USER = user
         subprocess.run(["rm", "-rf", str(fix)])
     base = one["ready_latency_median_s"]
     print(
@@ -153,12 +230,42 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             f"readiness median {lat or float('nan'):.2f}s per target vs {base or float('nan'):.2f}s for one "
             f"({ratio or float('nan'):.1f}x); CPU {many['cpu_s_per_target_minute']:.3f} s per target-minute; "
             f"peak RSS {many['rss_mb']:.0f} MB ({(many['rss_mb'] - one['rss_mb']) / many['targets']:.2f} MB per target "
-            f"above one target's); {many['handshakes_per_target']:.2f} handshakes per reachable target"
+            f"above one target's); {many['handshakes_per_target']:.2f} handshakes per reachable target; "
+            f"{many['threads_peak']} threads at peak ({one['threads_peak']} for one); "
+            f"{many['wakeups_per_target_s']:.1f} context switches per target-second ({one['wakeups_per_target_s']:.1f} for one); "
+            f"{many['connection_lost_warnings']} 'connection lost' warnings; the simulated hosts' side used "
+            f"{many['host_side_cpu_s']:.0f} CPU s (coldwatch {many['cpu_s']:.0f})"
         )
+    print(table(one, [out[str(size)] for size in sizes]))
     if len(sizes) == 1:
         out["many"] = out[str(sizes[0])]
         out["ready_latency_ratio"] = out["many"]["ready_latency_ratio"]
     return out
+
+
+def table(one: dict[str, Any], many: list[dict[str, Any]]) -> str:
+    """The figures of every size beside the one-target baseline of the same run, as a Markdown table."""
+
+    def f(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
+    base = one["ready_latency_median_s"]
+    rows = [
+        "| targets | verdicts right | readiness median (max) | ratio to 1 | CPU s per target-minute | peak RSS (per target above 1) "
+        "| threads | context switches per target-s | 'connection lost' |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| 1 | {one['right']}/1 | {f(base, '.2f')} s | 1 | {f(one['cpu_s_per_target_minute'], '.3f')} | {one['rss_mb']:.0f} MB "
+        f"| {one['threads_peak']} | {one['wakeups_per_target_s']:.1f} | {one['connection_lost_warnings']} |",
+    ]
+    for m in many:
+        lat = m["ready_latency_median_s"]
+        rows.append(
+            f"| {m['targets']} | {m['right']}/{m['targets']} | {f(lat, '.2f')} s ({f(m['ready_latency_max_s'], '.2f')}) "
+            f"| {f(lat / base if lat and base else None, '.1f')}x | {m['cpu_s_per_target_minute']:.3f} "
+            f"| {m['rss_mb']:.0f} MB ({(m['rss_mb'] - one['rss_mb']) / m['targets']:.2f}) | {m['threads_peak']} "
+            f"| {m['wakeups_per_target_s']:.1f} | {m['connection_lost_warnings']} |"
+        )
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -226,7 +226,7 @@ def start(fix: Path) -> GpuHost:
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {fix}/host_ed25519\nPidFile {fix}/sshd.pid\n"
         f"AuthorizedKeysFile {fix}/ak/%u\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         f"PubkeyAuthentication yes\nUsePAM no\nStrictModes no\nAllowTcpForwarding yes\n"
-        f"SetEnv PATH={fix}/bin:/usr/local/bin:/usr/bin:/bin\nLogLevel VERBOSE\nMaxStartups 200\nMaxSessions 50\n"
+        f"SetEnv PATH={fix}/bin:/usr/local/bin:/usr/bin:/bin\nLogLevel VERBOSE\nMaxStartups 1000\nMaxSessions 50\n"
     )
     os.makedirs("/run/sshd", exist_ok=True)
     os.chmod("/run/sshd", 0o755)

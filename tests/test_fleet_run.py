@@ -165,3 +165,33 @@ def test_a_target_with_bad_settings_is_a_usage_error(servers: dict[str, str]) ->
     res = Fleet(["r1", "bad"], settings_for, Settings(timeout=3), [Collect()]).run()
     by = {t["target"]: t for t in res["targets"]}
     assert (by["bad"]["outcome"], by["bad"]["exit_code"]) == ("usage", 2) and by["r1"]["outcome"] == "ready"
+
+
+class SlowSink(Collect):
+    """A sink that takes its time with every event (a slow terminal, a pipe its reader leaves full)."""
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        if not ev["event"].startswith("_"):
+            time.sleep(0.25)
+        super().emit(ev)
+
+
+def test_a_slow_sink_does_not_hold_up_the_watches(servers: dict[str, str]) -> None:
+    """The targets are judged at their own pace however slowly the output is written, and every event
+    still reaches the sink, each target's in its order, before the run's result."""
+    sink = SlowSink()
+
+    def settings_for(t: str) -> Settings:
+        return Settings(url=servers[t], log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=8.0, target=t, record=False)
+
+    t0 = time.monotonic()
+    res = Fleet(["r1", "r2", "r3"], settings_for, Settings(parallel=8, timeout=8.0), [sink]).run()
+    took = time.monotonic() - t0
+    assert res["exit_code"] == 0 and sink.events[-1] is res
+    written = [e for e in sink.events if not e["event"].startswith("_")]
+    assert len(written) * 0.25 > 2.0, len(written)  # the sink's backlog is seconds long
+    verdicts = [e["t"] for e in written if e["event"] == "target_result"]
+    assert len(verdicts) == 3 and max(verdicts) < 1.5, (verdicts, took)  # each reached in its first second or so
+    for target in ("r1", "r2", "r3"):
+        own = [e["event"] for e in written if e.get("target") == target]
+        assert own[-1] == "target_result", own

@@ -115,3 +115,44 @@ def test_every_remote_command_ends_on_the_host_at_its_deadline(gpu_host) -> None
     time.sleep(0.3)
     left = subprocess.run(["pgrep", "-f", "sleep 302[1]"], capture_output=True, text=True).stdout.split()
     assert left == []
+
+
+def test_a_keepalive_reply_held_up_in_coldwatch_is_not_a_hung_link(gpu_host) -> None:  # type: ignore[no-untyped-def]
+    """A fleet on few cores: the server answers the keepalive, but coldwatch's own reader is too busy to
+    take the reply in time. That is a slow watcher, not a dead link (no false 'connection lost'); a
+    connection whose server sends nothing at all, not even a keepalive reply, is still hung."""
+    import os
+    import signal
+    import time
+
+    from coldwatch.hosts.ssh import SshHost
+
+    before = set(gpu_host.session_pids())
+    host = SshHost.connect("gpu1", ssh_config=gpu_host.home / ".ssh" / "config")
+    try:
+        f = host.follow("while :; do echo tick; sleep 0.05; done")
+        assert next(iter(f.chunks())).startswith(b"tick")
+        assert host.ping(5.0)
+        # the transport's one reader thread is held up in this channel's buffer (as a starved process's
+        # reader is held up by the scheduler): the keepalive reply waits behind the ticks
+        lock = f._chan.in_buffer._lock  # type: ignore[attr-defined]  # paramiko's BufferedPipe
+        with lock:
+            time.sleep(0.3)
+            host.ping(0.5)  # the ticks heard before the hold-up answer this one without a request
+            assert host.ping(0.5), "a reply waiting behind data taken for a hung link"
+            assert host._pinger is not None and not host._pinger.done.is_set()  # the reply really was late
+        f.close()
+        assert host.ping(5.0)
+        stopped = [p for p in gpu_host.session_pids() if p not in before]
+        assert stopped
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)  # the server side hangs: nothing arrives
+        try:
+            time.sleep(0.3)
+            host.ping(1.0)  # what arrived before the stop may answer this one
+            assert not host.ping(1.0)
+        finally:
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
+    finally:
+        host.close()

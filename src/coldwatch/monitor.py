@@ -34,6 +34,8 @@ PUT_WAIT = 1.0
 and reported as a warning)."""
 IDLE = 0.2
 """With no reading for this long, the judging loop ticks anyway (deadlines, graces, the panel)."""
+BATCH = 256
+"""At most this many queue items are judged in one turn of the loop before its tick and flush."""
 
 
 def policy_for(settings: Settings, baseline: dict[str, float], records: list[dict[str, Any]] | None = None) -> Policy:
@@ -122,7 +124,7 @@ class Monitor:
         self.multi = bool(workers)
         recs = history.load()
         baseline = history.baseline(settings.target_name(), records=recs)
-        self.q: queue.Queue[tuple[int, Reading | _Cancel, int]] = queue.Queue(maxsize=queue_max)
+        self.q: queue.Queue[tuple[int, Reading | tuple[Reading, ...] | _Cancel, int]] = queue.Queue(maxsize=queue_max)
         self.nodes: list[Node] = []
         self._add(settings.host or "localhost", settings, host, None, self._judge(settings, baseline, http=True, records=recs), head=True)
         for name, ws, wh, why in workers or []:
@@ -178,12 +180,12 @@ class Monitor:
     def t(self) -> float:
         return self.now() - self.t0
 
-    def put(self, i: int, r: Reading | _Cancel, gen: int) -> None:
-        """A probe thread's reading; counted as dropped when the queue stays full."""
+    def put(self, i: int, r: Reading | tuple[Reading, ...] | _Cancel, gen: int) -> None:
+        """A probe thread's reading (or a batch of them); counted as dropped when the queue stays full."""
         try:
             self.q.put((i, r, gen), timeout=PUT_WAIT)
         except queue.Full:
-            self.nodes[i].dropped += 1
+            self.nodes[i].dropped += len(r) if isinstance(r, tuple) else 1
 
     def emit(self, ev: dict[str, Any]) -> None:
         self.sinks.emit(ev)
@@ -268,7 +270,7 @@ class Monitor:
         if attached:
             res["attached"] = True
             res["reason"] = f"{attached}; {res['reason']}"[:500]
-        self.record(res)  # before the result: a history warning never follows the result line
+        record(self, res)  # before the result: a history warning never follows the result line
         self.emit(res)
         return res
 
@@ -285,17 +287,34 @@ class Monitor:
                 n.judge.observe(sample, self.t())
 
     def step(self) -> None:
-        """One reading (or, after ``idle`` seconds without one, the time) to the judges."""
+        """The readings queued so far (or, after ``idle`` seconds without one, the time) to the judges,
+        in their order, then one tick and one flush: a burst of readings is one turn of the loop, not
+        one each (each reading is still observed at its own moment)."""
         try:
-            i, r, gen = self.q.get(timeout=self.idle)
+            item = self.q.get(timeout=self.idle)
         except queue.Empty:
             self.emit({"event": "_tick", "t": round(self.t(), 3)})
         else:
-            n = self.nodes[i]
-            if n.probe is None or gen == n.probe.gen:
-                self.feed(n, r)
+            for _ in range(BATCH):
+                self.take(*item)
+                if self.verdict is not None:
+                    break
+                try:
+                    item = self.q.get_nowait()
+                except queue.Empty:
+                    break
         self.tick()
         self.flush()
+
+    def take(self, i: int, r: Reading | tuple[Reading, ...] | _Cancel, gen: int) -> None:
+        """One queue item: a reading or a probe's batch of them, unless it is of a log replaced since."""
+        n = self.nodes[i]
+        if n.probe is not None and gen != n.probe.gen:
+            return
+        for one in r if isinstance(r, tuple) else (r,):
+            self.feed(n, one)
+            if self.verdict is not None:
+                return  # nothing is judged after the verdict (a batch's later lines included)
 
     def feed(self, n: Node, r: Reading | _Cancel) -> None:
         t = self.t()
@@ -365,25 +384,27 @@ class Monitor:
         if self.group is not None and self.group.verdict is not None and self.judge.verdict is not None:
             self.group.verdict = self.judge.verdict
 
-    def record(self, res: dict[str, Any]) -> None:
-        if not self.s.record or res.get("attached"):
-            return
-        last = self.judge.last_proc
-        rec = history.make_record(
-            self.s.target_name(),
-            res,
-            host=self.s.host or "localhost",
-            unit=self.s.unit,
-            model=self.judge.model,
-            model_path=self.judge.etas.model,
-            tp=self.judge.etas.tp,
-            cmd_hash=history.cmd_hash(last.cmdline if last else None),
-            engine=self.judge.c.state.engine,
-            load=self.judge.bw.kind,  # the load path's verdict: history --report groups by it
-            source="wait",
-        )
-        try:
-            history.append(rec)
-        except Exception as exc:  # noqa: BLE001 - history must never change the verdict
-            self.judge.emit("warning", self.t(), message=f"history not written: {exc}")
-            self.flush()
+
+def record(self: Monitor, res: dict[str, Any]) -> None:
+    """The watch in the history (not for an attached watch, nor without --record); never changes the verdict."""
+    if not self.s.record or res.get("attached"):
+        return
+    last = self.judge.last_proc
+    rec = history.make_record(
+        self.s.target_name(),
+        res,
+        host=self.s.host or "localhost",
+        unit=self.s.unit,
+        model=self.judge.model,
+        model_path=self.judge.etas.model,
+        tp=self.judge.etas.tp,
+        cmd_hash=history.cmd_hash(last.cmdline if last else None),
+        engine=self.judge.c.state.engine,
+        load=self.judge.bw.kind,  # the load path's verdict: history --report groups by it
+        source="wait",
+    )
+    try:
+        history.append(rec)
+    except Exception as exc:  # noqa: BLE001 - history must never change the verdict
+        self.judge.emit("warning", self.t(), message=f"history not written: {exc}")
+        self.flush()

@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import fnmatch
+import functools
 import glob
 import hashlib
 import hmac
 import logging
 import os
 import re
+import select
 import shlex
 import socket
 import threading
@@ -35,6 +37,19 @@ MAX_OUTPUT = 4 << 20
 
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
 logging.getLogger("paramiko").propagate = False
+
+
+@functools.cache
+def _logger(name: str) -> logging.Logger:
+    """paramiko's ``util.get_logger``, once per name: it is called for every channel opened (each HTTP
+    probe, each command) and takes the logging module's global lock each time (``logging.getLogger``).
+    A fleet of 100 targets had 81 of its 732 threads queued on that one lock (py-spy dump, issue 25);
+    the logger and its filter are the same objects either way."""
+    return _paramiko_get_logger(name)
+
+
+_paramiko_get_logger = paramiko.util.get_logger
+paramiko.util.get_logger = _logger
 
 
 def fingerprint(key: paramiko.PKey) -> str:
@@ -187,6 +202,38 @@ class _CountingSocket:
         return getattr(self._sock, name)
 
 
+class _Pinger:
+    """The keepalive requests of one SSH connection, asked by one thread of its own that lives as long
+    as the connection (it used to be a new thread per ping). paramiko's ``global_request`` has no
+    timeout; the asker waits on ``done`` for as long as it likes, and a request still unanswered is
+    not sent again: the next ask waits on the same one."""
+
+    def __init__(self, transport: paramiko.Transport, name: str) -> None:
+        self.transport = transport
+        self.wanted = threading.Event()
+        self.done = threading.Event()
+        self.done.set()
+        threading.Thread(target=self._run, name=f"coldwatch-ssh-ping {name}", daemon=True).start()
+
+    def ask(self, timeout: float) -> bool:
+        """Did the server answer a keepalive within ``timeout``?"""
+        if self.done.is_set():  # none outstanding: send one
+            self.done.clear()
+            self.wanted.set()
+        return self.done.wait(timeout)
+
+    def _run(self) -> None:
+        t = self.transport
+        while t.is_active():
+            if not self.wanted.wait(5.0):
+                continue
+            self.wanted.clear()
+            with contextlib.suppress(Exception):
+                t.global_request("keepalive@openssh.com", wait=True)
+            self.done.set()
+        self.done.set()
+
+
 class SshFollower:
     def __init__(self, chan: paramiko.Channel) -> None:
         self._chan = chan
@@ -224,6 +271,9 @@ class SshHost:
         self._params: tuple[Any, ...] = ()
         self._counter: _CountingSocket | None = None
         self._bytes_done = (0, 0)  # from connections replaced by a reconnect
+        self._pinger: _Pinger | None = None
+        self._heard = 0
+        """Bytes received from the server as of the last ping."""
 
     @property
     def transport(self) -> paramiko.Transport:
@@ -246,6 +296,7 @@ class SshHost:
     ) -> SshHost:
         if _depth > 3:
             raise ConfigError("ProxyJump chain is too deep (more than 3 hops)")
+        params = (dest, accept_new_host_key, connect_timeout, known_hosts, ssh_config, identity, _depth)
         user, alias, port = parse_destination(dest)
         cfg = _lookup(alias, ssh_config)
         hostname = str(cfg.get("hostname", alias))
@@ -253,30 +304,39 @@ class SshHost:
         user = user or cfg.get("user") or _local_user()
         timeout = float(cfg.get("connecttimeout", connect_timeout))
         kh_path = known_hosts or Path(os.path.expanduser(str(cfg.get("userknownhostsfile", "~/.ssh/known_hosts")).split()[0]))
-        keys: list[str] = [str(identity)] if identity else []
-        keys += [os.path.expanduser(k) for k in cfg.get("identityfile", [])]
-        keys = [k for k in keys if exists(Path(k))]
-        for k in keys:  # paramiko reads them: bounded and regular, checked here
-            check_regular(k, IDENTITY_LIMIT, "SSH identity")
+        keys = _identities(identity, cfg)
+        jump, sock = cls._open_socket(cfg, hostname, port, timeout, params)
+        host_key_name = hostname if port == 22 else f"[{hostname}]:{port}"
+        try:
+            client = _client(kh_path, host_key_name, accept_new_host_key, str(cfg.get("hashknownhosts", "no")).lower() == "yes")
+        except ConfigError:
+            _close_sock(sock)
+            raise
+        _handshake(client, hostname, port, str(user), keys, sock, timeout, host_key_name)
+        t = client.get_transport()
+        if t is not None:
+            t.set_keepalive(int(cfg.get("serveraliveinterval", 15)))
+        host = cls(f"{user}@{host_key_name}", client, jump)
+        host._params = params
+        host._counter = sock if isinstance(sock, _CountingSocket) else None
+        return host
 
-        jump: SshHost | None = None
-        sock: Any
+    @classmethod
+    def _open_socket(
+        cls, cfg: dict[str, Any], hostname: str, port: int, timeout: float, params: tuple[Any, ...]
+    ) -> tuple[SshHost | None, Any]:
+        """The byte stream the SSH session runs on: a TCP connection, or a channel through the
+        ProxyJump host (connected first, with the same settings one hop deeper)."""
         try:
             if cfg.get("proxyjump") and str(cfg["proxyjump"]).lower() != "none":
+                _, accept, connect_timeout, known_hosts, ssh_config, identity, depth = params
                 jump = cls.connect(
-                    str(cfg["proxyjump"]).split(",")[0],
-                    accept_new_host_key,
-                    connect_timeout,
-                    known_hosts,
-                    ssh_config,
-                    identity,
-                    _depth + 1,
+                    str(cfg["proxyjump"]).split(",")[0], accept, connect_timeout, known_hosts, ssh_config, identity, depth + 1
                 )
-                sock = jump.transport.open_channel("direct-tcpip", (hostname, port), ("127.0.0.1", 0), timeout=timeout)
-            else:
-                raw = socket.create_connection((hostname, port), timeout=timeout)
-                raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock = _CountingSocket(raw)
+                return jump, jump.transport.open_channel("direct-tcpip", (hostname, port), ("127.0.0.1", 0), timeout=timeout)
+            raw = socket.create_connection((hostname, port), timeout=timeout)
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return None, _CountingSocket(raw)
         except socket.gaierror as exc:
             raise UnreachableError(f"cannot resolve host {hostname!r}: {exc.strerror or exc}") from None
         except TimeoutError:
@@ -285,64 +345,6 @@ class SshHost:
             raise UnreachableError(f"cannot connect to {hostname}:{port}: {exc.strerror or exc}") from None
         except paramiko.ChannelException as exc:
             raise UnreachableError(f"jump host cannot reach {hostname}:{port}: {exc}") from None
-
-        client = paramiko.SSHClient()
-        host_key_name = hostname if port == 22 else f"[{hostname}]:{port}"
-        entries: list[paramiko.hostkeys.HostKeyEntry] = []
-        revoked: list[tuple[list[str], paramiko.PKey]] = []
-        try:
-            if exists(kh_path):
-                entries, revoked = load_known_hosts(kh_path)
-        except ConfigError:
-            client.close()
-            _close_sock(sock)
-            raise
-        known = client.get_host_keys()
-        for entry in entries:
-            if _revoked(revoked, [host_key_name], entry.key):
-                continue  # a revoked key is never a known one (the policy refuses it by name)
-            for name in entry.hostnames:
-                known.add(name, entry.key.get_name(), entry.key)
-        hash_names = str(cfg.get("hashknownhosts", "no")).lower() == "yes"
-        recorder = _Recorder(accept_new_host_key, kh_path, hash_names)
-        recorder.revoked = revoked
-        client.set_missing_host_key_policy(recorder)
-        client.get_host_keys()  # keys learnt this run are saved by _Recorder, not by paramiko
-        try:
-            client.connect(
-                hostname,
-                port=port,
-                username=str(user),
-                key_filename=keys or None,  # type: ignore[arg-type]  # paramiko takes a list too
-                sock=sock,
-                timeout=timeout,
-                banner_timeout=timeout,
-                auth_timeout=timeout,
-                allow_agent=True,
-                look_for_keys=not keys,
-            )
-        except UnreachableError:
-            client.close()
-            raise
-        except paramiko.BadHostKeyException as exc:
-            client.close()
-            raise UnreachableError(
-                f"host key for {host_key_name} has CHANGED: known_hosts has {fingerprint(exc.expected_key)}, "
-                f"the server offered {fingerprint(exc.key)}; refusing to connect (remove the old key only if you know why it changed)"
-            ) from None
-        except paramiko.AuthenticationException:
-            client.close()
-            raise UnreachableError(f"authentication failed for {user}@{host_key_name} (tried keys and agent)") from None
-        except (paramiko.SSHException, OSError, EOFError) as exc:
-            client.close()
-            raise UnreachableError(f"SSH to {host_key_name} failed: {exc or type(exc).__name__}") from None
-        t = client.get_transport()
-        if t is not None:
-            t.set_keepalive(int(cfg.get("serveraliveinterval", 15)))
-        host = cls(f"{user}@{host_key_name}", client, jump)
-        host._params = (dest, accept_new_host_key, connect_timeout, known_hosts, ssh_config, identity, _depth)
-        host._counter = sock if isinstance(sock, _CountingSocket) else None
-        return host
 
     # ---- the host interface ------------------------------------------------------------
     def _session(self, timeout: float) -> paramiko.Channel:
@@ -398,20 +400,34 @@ class SshHost:
         """An application-level keepalive: does the server still answer on this connection?
 
         paramiko's keepalives only send; a hung peer (or a black-holed link) is noticed here, when
-        no reply (success or failure) comes back within ``timeout``.
+        no reply (success or failure) comes back within ``timeout`` and nothing else arrived either.
+        A reply that is late because this process is starved (a big fleet on few cores) is not a
+        dead link: bytes that reached the connection while it waited, or that wait unread in the
+        socket, say the server is there. Bytes received since the last ping answer it without a
+        request (a streaming sampler sends a record every interval): a fleet's 100 connections
+        asked sshd 20 keepalives a second for nothing, and 65 of them waited on a loaded host.
         """
         t = self._client.get_transport()
         if t is None or not t.is_active():
             return False
-        done = threading.Event()
+        before = self.bytes[1]
+        if self._counter is not None and before > self._heard:
+            self._heard = before  # the server spoke since the last ping (the sampler's records): no need to ask
+            return True
+        if self._pinger is None or self._pinger.transport is not t:
+            self._pinger = _Pinger(t, self.name)
+        answered = self._pinger.ask(timeout)
+        self._heard = self.bytes[1]
+        return t.is_active() and (answered or self._heard > before or self._unread())
 
-        def ask() -> None:
-            with contextlib.suppress(Exception):
-                t.global_request("keepalive@openssh.com", wait=True)
-            done.set()
-
-        threading.Thread(target=ask, name="coldwatch-ssh-ping", daemon=True).start()
-        return done.wait(timeout) and t.is_active()
+    def _unread(self) -> bool:
+        """Bytes from the server in the socket that the transport's reader has not taken yet."""
+        c = self._counter
+        if c is None:
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            return bool(select.select([c._sock], [], [], 0)[0])
+        return False
 
     @property
     def bytes(self) -> tuple[int, int]:
@@ -437,6 +453,82 @@ class SshHost:
             self._client.close()
         if self._jump is not None:
             self._jump.close()
+
+
+def _identities(identity: Path | None, cfg: dict[str, Any]) -> list[str]:
+    """--identity, then ssh_config's IdentityFile entries that exist (bounded regular files: paramiko reads them)."""
+    keys: list[str] = [str(identity)] if identity else []
+    keys += [os.path.expanduser(k) for k in cfg.get("identityfile", [])]
+    keys = [k for k in keys if exists(Path(k))]
+    for k in keys:
+        check_regular(k, IDENTITY_LIMIT, "SSH identity")
+    return keys
+
+
+def _client(kh_path: Path, host_key_name: str, accept_new_host_key: bool, hash_names: bool) -> paramiko.SSHClient:
+    """A client that knows known_hosts' keys (revoked ones never) and refuses or records an unknown one."""
+    client = paramiko.SSHClient()
+    entries: list[paramiko.hostkeys.HostKeyEntry] = []
+    revoked: list[tuple[list[str], paramiko.PKey]] = []
+    try:
+        if exists(kh_path):
+            entries, revoked = load_known_hosts(kh_path)
+    except ConfigError:
+        client.close()
+        raise
+    known = client.get_host_keys()
+    for entry in entries:
+        if _revoked(revoked, [host_key_name], entry.key):
+            continue  # a revoked key is never a known one (the policy refuses it by name)
+        for name in entry.hostnames:
+            known.add(name, entry.key.get_name(), entry.key)
+    recorder = _Recorder(accept_new_host_key, kh_path, hash_names)
+    recorder.revoked = revoked
+    client.set_missing_host_key_policy(recorder)  # keys learnt this run are saved by _Recorder, not by paramiko
+    return client
+
+
+class _Transport(paramiko.Transport):
+    """paramiko's transport, its reader thread waking once a second when the link is idle instead of ten
+    times (it checks for close and keepalives then): a fleet of 100 connections was 1,000 wake-ups a
+    second for nothing. Data and a close by the server still wake it at once."""
+
+    _active_check_timeout = 1.0
+
+
+def _handshake(
+    client: paramiko.SSHClient, hostname: str, port: int, user: str, keys: list[str], sock: Any, timeout: float, host_key_name: str
+) -> None:
+    """The SSH handshake and authentication on ``sock``; every failure is one UnreachableError."""
+    try:
+        client.connect(
+            hostname,
+            port=port,
+            username=user,
+            key_filename=keys or None,  # type: ignore[arg-type]  # paramiko takes a list too
+            sock=sock,
+            timeout=timeout,
+            banner_timeout=timeout,
+            auth_timeout=timeout,
+            allow_agent=True,
+            look_for_keys=not keys,
+            transport_factory=_Transport,  # type: ignore[arg-type]  # the stubs' factory signature is paramiko 3's
+        )
+    except UnreachableError:
+        client.close()
+        raise
+    except paramiko.BadHostKeyException as exc:
+        client.close()
+        raise UnreachableError(
+            f"host key for {host_key_name} has CHANGED: known_hosts has {fingerprint(exc.expected_key)}, "
+            f"the server offered {fingerprint(exc.key)}; refusing to connect (remove the old key only if you know why it changed)"
+        ) from None
+    except paramiko.AuthenticationException:
+        client.close()
+        raise UnreachableError(f"authentication failed for {user}@{host_key_name} (tried keys and agent)") from None
+    except (paramiko.SSHException, OSError, EOFError) as exc:
+        client.close()
+        raise UnreachableError(f"SSH to {host_key_name} failed: {exc or type(exc).__name__}") from None
 
 
 def _close_sock(sock: Any) -> None:

@@ -77,8 +77,10 @@ logging UTC on a host in another zone)."""
 EARLIER_HOLD = 5000
 """At most this many earlier-run lines are kept, to be judged after all if the stream ends on them."""
 
-Emit = Callable[[Reading, int], None]
-"""Where a probe's readings go: (reading, the log generation it belongs to)."""
+Emit = Callable[["Reading | tuple[Reading, ...]", int], None]
+"""Where a probe's readings go: (a reading, or several read together in order, and the log generation
+they belong to). A batch is one queue item for the driver: the lines of one read chunk, the readings
+of one sampler record."""
 
 
 def local_port(url: str) -> int | None:
@@ -179,6 +181,7 @@ class NodeProbe:
         self.threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._reconnecting = False
+        self._stacks_running = False
         self.parked = False
         """A new start's log waits until the supervisor says it runs (a container between two runs)."""
         self._park_lock = threading.Lock()
@@ -190,6 +193,18 @@ class NodeProbe:
         self._emit(r, self.gen if gen is None else gen)
         if isinstance(r, SupervisorReading) and not r.initial:
             self._unparked(r.state)
+
+    def emit_batch(self, readings: tuple[Reading, ...], gen: int | None = None) -> None:
+        """Several readings read together, in their order, as one item for the driver."""
+        if not readings:
+            return
+        if len(readings) == 1:
+            self.emit(readings[0], gen)
+            return
+        self._emit(readings, self.gen if gen is None else gen)
+        for r in readings:
+            if isinstance(r, SupervisorReading) and not r.initial:
+                self._unparked(r.state)
 
     def spawn(self, name: str, fn: Callable[[], None]) -> None:
         def wrapped() -> None:
@@ -240,6 +255,7 @@ class NodeProbe:
             elif isinstance(a, SampleStacks):
                 self.control.stacks_reason = a.reason
                 self.control.stacks_wanted.set()
+                self._stacks_on_demand()
             elif isinstance(a, Rescope):
                 self.rescope(a.state)
 
@@ -326,17 +342,31 @@ class NodeProbe:
         if self.s.host:
             self.spawn("ping", self._ping_thread)
         if self.http:
-            self.spawn("http", self._http_thread)
+            self.spawn("http", lambda: probe_http(self))
+
+    def _stacks_on_demand(self) -> None:
+        """The stacks thread runs only while the judge wants samples (most watches never do): a fleet's
+        100 targets kept 100 threads asleep for it."""
+        with self._lock:
+            if self._stacks_running or self.stop.is_set():
+                return
+            self._stacks_running = True
         self.spawn("stacks", self._stacks_thread)
 
     def _stacks_thread(self) -> None:
-        """A stack sample of the server's processes whenever the judge asks (SampleStacks)."""
-        while not self.stop.is_set():
-            if not self.control.stacks_wanted.wait(1.0):
-                continue
-            self.control.stacks_wanted.clear()
-            if not self.stop.is_set():
+        """A stack sample of the server's processes for each SampleStacks; it ends when none is pending."""
+        try:
+            while not self.stop.is_set():
+                with self._lock:
+                    if not self.control.stacks_wanted.is_set():
+                        self._stacks_running = False
+                        return
+                    self.control.stacks_wanted.clear()
                 self.emit(self.stacks_now())
+        except BaseException:
+            with self._lock:
+                self._stacks_running = False
+            raise
 
     def stacks_now(self, budget: float = stacks.BUDGET) -> StackSample:
         """One stack sample now (probes/stacks.py), on this thread."""
@@ -357,92 +387,19 @@ class NodeProbe:
     def close(self) -> None:
         self.stop.set()
         self.control.probe_now.set()
+        self.control.stacks_wanted.set()
         self._close_followers()
 
     # ---- the streams ---------------------------------------------------------------------
     def _start_log(self, name: str) -> None:
         self.log_seq += 1
         seq, gen = self.log_seq, self.gen
-        self.spawn(name, lambda: self._log_thread(gen, seq))
-
-    def _log_thread(self, gen: int, seq: int) -> None:
-        follower = self._follow(self.log.command())
-        self._log_follower = follower
-        if seq != self.log_seq:
-            follower.close()
-            return
-        norm = Normaliser()
-        started = time.monotonic()
-        lumpy: str | None = None
-        held: list[LogLine] = []  # the earlier run's lines, until this start's first line says they were
-        for rec in self.log.records(follower.chunks()):
-            if self.stop.is_set():
-                break
-            for line in norm.lines(rec):
-                if self._is_earlier(line, started, gen):
-                    if len(held) < EARLIER_HOLD:
-                        held.append(line)
-                    continue
-                held.clear()
-                self.emit(line, gen)
-            if lumpy is None and (lumpy := self.log.lumps.warning()) is not None:
-                self.emit(ProbeWarning("log_lumps", lumpy), gen)
-        if held and not self.stop.is_set() and seq == self.log_seq:
-            # the stream ended on them (a stopped container's `docker logs -f`): they were this start's last words
-            self.emit(EarlierEnded(len(held)), gen)
-            for line in held:
-                self.emit(line, gen)
-        if self.stop.is_set() or seq != self.log_seq:
-            return  # stopping, or a follower replaced after a reconnect
-        if not self.host.alive():
-            self.lost("SSH connection lost")
-            return
-        self.emit(LogEnded(follower.exit_status, time.monotonic() - started), gen)
-
-    def _is_earlier(self, line: LogLine, started: float, gen: int) -> bool:
-        """An earlier run's line (emitted as such): stamped before this start, and already in the log
-        when the follower began (within EARLIER_BURST); the first line that is not ends the filter."""
-        ea = self.earlier
-        if ea is None or ea.done:
-            return False
-        if time.monotonic() - started < EARLIER_BURST and ea.earlier(line):
-            self.emit(EarlierLine(line, ea.why), gen)
-            return True
-        ea.done = True  # a line stamped in this start, or written since the watch began: this start's
-        return False
+        self.spawn(name, LogReader(self, gen, seq).run)
 
     def _start_sampler(self, name: str) -> None:
         self.sampler_seq += 1
         seq = self.sampler_seq
-        self.spawn(name, lambda: self._sampler_thread(seq))
-
-    def _sampler_thread(self, seq: int) -> None:
-        """One long-lived channel: a JSON record per interval (GPUs, supervisor, process tree)."""
-        s = self.s
-        svc_cmd = self.supervisor.state_command() if self.svc_known else None
-        cmd = sampler_command(
-            s.interval, s.gpu_cmd or NVIDIA_SMI, s.gpu_cmd is not None, svc_cmd, s.pid, self.control.port, self.supervisor.pid_pattern
-        )
-        follower = self._follow(cmd)
-        records = 0
-        for line in split_records(follower.chunks()):
-            if self.stop.is_set() or seq != self.sampler_seq:
-                return
-            rec = parse_record(line)
-            if rec is not None:
-                records += 1
-                for r in typed(rec, self.supervisor):
-                    self.emit(r)
-        if self.stop.is_set() or seq != self.sampler_seq:
-            return
-        if records == 0 and self.host.alive():
-            # no python3 on the host (or it cannot run the sampler): one command per sample instead
-            self.emit(SamplerOff(follower.exit_status))
-            if self.streaming:
-                self.streaming = False
-                Fallback(self).start()
-        elif not self.host.alive():
-            self.lost("SSH connection lost")
+        self.spawn(name, lambda: stream_samples(self, seq))
 
     def _ping_thread(self) -> None:
         """Notice a hung connection: no answer to a keepalive within PING_TIMEOUT."""
@@ -455,22 +412,6 @@ class NodeProbe:
 
         every(lambda: PING_EVERY, step, self.stop, wait_first=True)
 
-    def _http_thread(self) -> None:
-        fast = False
-
-        def interval() -> float:
-            return min(FAST_PROBE, self.s.interval) if fast else self.s.interval
-
-        def step() -> bool:
-            nonlocal fast
-            assert self.ladder is not None
-            st: HttpState = self.ladder.probe()
-            self.emit(st)
-            fast = st.state == "refused" and self.t() < self.control.fast_until
-            return not self.stop.is_set()
-
-        every(interval, step, self.stop, wake=self.control.probe_now)
-
     # ---- reconnects ------------------------------------------------------------------------
     def lost(self, why: str, hung: bool = False) -> None:
         """The connection dropped (or hangs): reconnect on a thread of the probe's own."""
@@ -480,44 +421,163 @@ class NodeProbe:
             if self.host.alive() and not hung:
                 return
             self._reconnecting = True
-        self.spawn(f"reconnect{self.reconnects}", lambda: self._reconnect(why))
-
-    def _reconnect(self, why: str) -> None:
-        """Capped exponential backoff for up to --reconnect-for; then the log resumes."""
-        lost_at = self.t()
-        retry_for = self.s.reconnect_for
-        self.emit(ConnectionLost(why, retry_for, self.where))
-        self.log_seq += 1  # the followers of the lost connection end stale
-        self.sampler_seq += 1
-        self._close_followers()
-        delay = BACKOFF_FIRST
-        while not self.stop.is_set():
-            try:
-                self.host.reconnect()
-                break
-            except UnreachableError as exc:
-                gap = self.t() - lost_at
-                if gap >= retry_for:
-                    self.gave_up = f"{self.where}SSH connection lost for {gap:.0f}s (--reconnect-for {retry_for:g}s): {exc}"
-                    self.emit(NodeLost(self.gave_up))
-                    return
-                self.stop.wait(min(delay, max(retry_for - gap, 0.1)))
-                delay = min(delay * 2, BACKOFF_MAX)
-        if self.stop.is_set():
-            return
-        self.log.resume()
-        self.reconnects += 1
-        how = "from the journal cursor" if self.log.journal else f"skipping {self.log._skip} records already seen"
-        self.emit(Reconnected(self.t() - lost_at, how, self.where))
-        with self._lock:
-            self._reconnecting = False
-        self._start_log(f"log-r{self.reconnects}")
-        if self.streaming:
-            self._start_sampler(f"sampler-r{self.reconnects}")
+        self.spawn(f"reconnect{self.reconnects}", lambda: reconnect(self, why))
 
     def once(self, http_budget: float) -> Iterator[Reading]:
         """One sample of each stream, for ``status`` (see ``sample_once``)."""
         return sample_once(self, http_budget)
+
+
+class LogReader:
+    """One follower of the server's log, on its own thread: records typed into lines where they are
+    read, and the lines of one read chunk handed to the driver as one batch (a burst of 70 bar
+    redraws was 70 queue items and 70 turns of the judging loop). An earlier run's lines are held
+    back, shown as such, and judged after all if the stream ends on them."""
+
+    def __init__(self, probe: NodeProbe, gen: int, seq: int) -> None:
+        self.p = probe
+        self.gen = gen
+        self.seq = seq
+        self.out: list[Reading] = []
+        self.started = time.monotonic()
+
+    def flush(self) -> None:
+        if self.out:
+            batch, self.out = tuple(self.out), []
+            self.p.emit_batch(batch, self.gen)
+
+    def chunks(self, follower: Follower) -> Iterator[bytes]:
+        for chunk in follower.chunks():
+            yield chunk
+            self.flush()  # asked for the next chunk: every record of this one is typed
+
+    def run(self) -> None:
+        p, gen, seq = self.p, self.gen, self.seq
+        follower = p._follow(p.log.command())
+        p._log_follower = follower
+        if seq != p.log_seq:
+            follower.close()
+            return
+        norm = Normaliser()
+        self.started = time.monotonic()
+        lumpy: str | None = None
+        held: list[LogLine] = []  # the earlier run's lines, until this start's first line says they were
+        for rec in p.log.records(self.chunks(follower)):
+            if p.stop.is_set():
+                break
+            for line in norm.lines(rec):
+                if self.is_earlier(line):
+                    if len(held) < EARLIER_HOLD:
+                        held.append(line)
+                    continue
+                held.clear()
+                self.out.append(line)
+            if lumpy is None and (lumpy := p.log.lumps.warning()) is not None:
+                self.out.append(ProbeWarning("log_lumps", lumpy))
+        self.flush()
+        if held and not p.stop.is_set() and seq == p.log_seq:
+            # the stream ended on them (a stopped container's `docker logs -f`): they were this start's last words
+            p.emit_batch((EarlierEnded(len(held)), *held), gen)
+        if p.stop.is_set() or seq != p.log_seq:
+            return  # stopping, or a follower replaced after a reconnect
+        if not p.host.alive():
+            p.lost("SSH connection lost")
+            return
+        p.emit(LogEnded(follower.exit_status, time.monotonic() - self.started), gen)
+
+    def is_earlier(self, line: LogLine) -> bool:
+        """An earlier run's line (emitted as such): stamped before this start, and already in the log
+        when the follower began (within EARLIER_BURST); the first line that is not ends the filter."""
+        ea = self.p.earlier
+        if ea is None or ea.done:
+            return False
+        if time.monotonic() - self.started < EARLIER_BURST and ea.earlier(line):
+            self.out.append(EarlierLine(line, ea.why))
+            return True
+        ea.done = True  # a line stamped in this start, or written since the watch began: this start's
+        return False
+
+
+def probe_http(self: NodeProbe) -> None:
+    """The head's HTTP thread: the readiness ladder every --interval, at once when the judge asks, every
+    FAST_PROBE seconds while a refused port is expected to bind soon."""
+    fast = False
+
+    def interval() -> float:
+        return min(FAST_PROBE, self.s.interval) if fast else self.s.interval
+
+    def step() -> bool:
+        nonlocal fast
+        assert self.ladder is not None
+        st: HttpState = self.ladder.probe()
+        self.emit(st)
+        fast = st.state == "refused" and self.t() < self.control.fast_until
+        return not self.stop.is_set()
+
+    every(interval, step, self.stop, wake=self.control.probe_now)
+
+
+def reconnect(p: NodeProbe, why: str) -> None:
+    """Capped exponential backoff for up to --reconnect-for; then the log resumes (a probe's reconnect thread)."""
+    lost_at = p.t()
+    retry_for = p.s.reconnect_for
+    p.emit(ConnectionLost(why, retry_for, p.where))
+    p.log_seq += 1  # the followers of the lost connection end stale
+    p.sampler_seq += 1
+    p._close_followers()
+    delay = BACKOFF_FIRST
+    while not p.stop.is_set():
+        try:
+            p.host.reconnect()
+            break
+        except UnreachableError as exc:
+            gap = p.t() - lost_at
+            if gap >= retry_for:
+                p.gave_up = f"{p.where}SSH connection lost for {gap:.0f}s (--reconnect-for {retry_for:g}s): {exc}"
+                p.emit(NodeLost(p.gave_up))
+                return
+            p.stop.wait(min(delay, max(retry_for - gap, 0.1)))
+            delay = min(delay * 2, BACKOFF_MAX)
+    if p.stop.is_set():
+        return
+    p.log.resume()
+    p.reconnects += 1
+    how = "from the journal cursor" if p.log.journal else f"skipping {p.log._skip} records already seen"
+    p.emit(Reconnected(p.t() - lost_at, how, p.where))
+    with p._lock:
+        p._reconnecting = False
+    p._start_log(f"log-r{p.reconnects}")
+    if p.streaming:
+        p._start_sampler(f"sampler-r{p.reconnects}")
+
+
+def stream_samples(self: NodeProbe, seq: int) -> None:
+    """A probe's sampler thread: one long-lived channel, a JSON record per interval (GPUs, supervisor,
+    process tree), each record's readings one batch; without python3 on the host, the per-sample fallbacks."""
+    s = self.s
+    svc_cmd = self.supervisor.state_command() if self.svc_known else None
+    cmd = sampler_command(
+        s.interval, s.gpu_cmd or NVIDIA_SMI, s.gpu_cmd is not None, svc_cmd, s.pid, self.control.port, self.supervisor.pid_pattern
+    )
+    follower = self._follow(cmd)
+    records = 0
+    for line in split_records(follower.chunks()):
+        if self.stop.is_set() or seq != self.sampler_seq:
+            return
+        rec = parse_record(line)
+        if rec is not None:
+            records += 1
+            self.emit_batch(tuple(typed(rec, self.supervisor)))
+    if self.stop.is_set() or seq != self.sampler_seq:
+        return
+    if records == 0 and self.host.alive():
+        # no python3 on the host (or it cannot run the sampler): one command per sample instead
+        self.emit(SamplerOff(follower.exit_status))
+        if self.streaming:
+            self.streaming = False
+            Fallback(self).start()
+    elif not self.host.alive():
+        self.lost("SSH connection lost")
 
 
 def typed(rec: SamplerRecord, supervisor: Supervisor) -> Iterator[Reading]:
