@@ -50,7 +50,7 @@ def run(cmd):
     except OSError as exc:
         return 127, "", str(exc)
     try:
-        out, err = p.communicate(timeout=deadline)
+        out, err = wait_for(p)
     except subprocess.TimeoutExpired:
         kill_tree(p.pid)
         try:
@@ -65,6 +65,19 @@ try:  # over SSH stdin is the channel's pipe: its end means coldwatch is gone, s
     watch_stdin = stat.S_ISFIFO(os.fstat(0).st_mode) or stat.S_ISSOCK(os.fstat(0).st_mode)
 except OSError:
     watch_stdin = False
+def wait_for(p):
+    # in slices while coldwatch is there: a sampler whose channel ended (a restart, a reconnect)
+    # ends at once with its command, never lingers beside its successor with a second copy
+    end = time.time() + deadline
+    while True:
+        try:
+            return p.communicate(timeout=min(0.25, max(0.0, end - time.time())) if watch_stdin else deadline)
+        except subprocess.TimeoutExpired:
+            if watch_stdin and select.select([0], [], [], 0)[0] and not os.read(0, 4096):
+                kill_tree(p.pid)
+                sys.exit(0)
+            if not watch_stdin or time.time() >= end:
+                raise
 def pause(seconds):
     if not watch_stdin:
         time.sleep(seconds); return
