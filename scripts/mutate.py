@@ -35,7 +35,7 @@ SRC = ROOT / "src" / "coldwatch"
 MODULES: dict[str, tuple[str, list[str]]] = {
     # name: (file under src/coldwatch, fast tests that decide it)
     "judge": ("judge.py", ["tests/test_judge.py", "tests/test_liveness.py"]),
-    "group": ("group.py", ["tests/test_group.py"]),
+    "group": ("group.py", ["tests/test_group.py", "tests/test_mutants_group.py"]),
     "fleet": (
         "fleet.py",
         ["tests/test_fleet_rules.py", "tests/test_fleet_run.py", "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm"],
@@ -54,8 +54,10 @@ MODULES: dict[str, tuple[str, list[str]]] = {
             "tests/test_ci.py",
         ],
     ),
-    "eta": ("eta.py", ["tests/test_eta.py"]),
-    "bandwidth": ("bandwidth.py", ["tests/test_bandwidth.py"]),
+    "eta": ("eta.py", ["tests/test_eta.py", "tests/test_mutants_eta.py"]),
+    "bandwidth": ("bandwidth.py", ["tests/test_bandwidth.py", "tests/test_mutants_bandwidth.py"]),
+    "ranks": ("ranks.py", ["tests/test_ranks.py", "tests/test_mutants_ranks.py"]),
+    "verdict": ("verdict.py", ["tests/test_mutants_verdict.py"]),
 }
 
 FUNCTIONS: dict[str, set[str]] = {"http": {"completion_ok", "_probe"}}

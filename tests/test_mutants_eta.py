@@ -1,0 +1,99 @@
+"""The per-phase ETA's numbers as a user reads them in the ``eta`` event: the floor, when a bar's rate is
+trusted, rare phases, bad history records, how often it speaks. Each test pins a behaviour a surviving
+mutant of eta.py changed (scripts/mutate.py eta); every number is absolute seconds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coldwatch import eta
+
+
+def rec(target: str, starts: dict[str, float], total: float | str, **extra: Any) -> dict[str, Any]:
+    return {"target": target, "outcome": "ready", "starts": starts, "total": total, "durations": {}, **extra}
+
+
+# a usual start: 5 s starting, 5 s dist_init, 100 s weight_load, 40 s capture, 20 s warm-up (170 s)
+A = {"starting": 0.0, "dist_init": 5.0, "weight_load": 10.0, "kv_alloc": 110.0, "graph_capture": 110.0, "warmup": 150.0}
+IN_LOAD = {"starting": 0.0, "dist_init": 5.0, "weight_load": 10.0}
+
+
+def base() -> eta.Baseline:
+    b = eta.select([rec("t", A, 170.0)], "t")
+    assert b is not None
+    return b
+
+
+def test_a_phase_past_its_median_keeps_5_percent_of_it_and_a_short_one_1_s() -> None:
+    """300 s into a usual 100 s load: 5 s of it left (plus 60 s after); a usual 5 s phase long overrun: 1 s."""
+    est = eta.estimate(base(), IN_LOAD, 310.0)
+    assert est.remaining == 5.0 + 60.0 and est.basis == "history"
+    short = eta.estimate(base(), {"starting": 0.0, "dist_init": 5.0}, 100.0)
+    assert short.remaining == 1.0 + 100.0 + 40.0 + 20.0
+
+
+def test_a_phase_the_history_never_saw_is_given_1_s() -> None:
+    """A phase none of the earlier starts had: 1 s for it, then the usual rest."""
+    est = eta.estimate(base(), {**IN_LOAD, "marlin_repack": 50.0}, 60.0)
+    assert est.phase == "marlin_repack" and est.remaining == 1.0 + 60.0
+
+
+def test_ready_has_nothing_left() -> None:
+    est = eta.estimate(base(), {**A, "ready": 170.0}, 170.0)
+    assert est.remaining == 0.0 and est.phase == "ready"
+
+
+def test_a_bar_is_trusted_from_a_tenth_of_it_measured_over_2_s() -> None:
+    """10 % in 4 s (36 s left at that rate) and 50 % in exactly 2 s (2 s left) are trusted; 9 % or 1.9 s are not."""
+    ten = eta.BarRate("weight_load", 10.0, 0, 14.0, 10, 100)
+    assert ten.left() == 36.0
+    est = eta.estimate(base(), IN_LOAD, 14.0, ten)
+    assert est.basis == "progress" and est.remaining == 36.0 + 60.0
+    assert eta.BarRate("weight_load", 10.0, 0, 12.0, 50, 100).left() == 2.0
+    assert eta.BarRate("weight_load", 10.0, 0, 13.0, 15, 100).left() == 17.0  # 15 % in 3 s
+    assert eta.BarRate("weight_load", 10.0, 0, 14.0, 9, 100).left() is None
+    assert eta.BarRate("weight_load", 10.0, 0, 11.9, 50, 100).left() is None
+    untrusted = eta.estimate(base(), IN_LOAD, 14.0, eta.BarRate("weight_load", 10.0, 0, 14.0, 9, 100))
+    assert untrusted.basis == "history" and untrusted.remaining == 96.0 + 60.0
+
+
+def test_a_bar_that_did_not_move_or_is_full_says_nothing() -> None:
+    """No progress since the first sample, an empty total, or a full bar: the history's estimate stands."""
+    assert eta.BarRate("weight_load", 10.0, 50, 60.0, 50, 100).left() is None
+    assert eta.BarRate("weight_load", 10.0, 0, 60.0, 50, 0).left() is None
+    full = eta.BarRate("weight_load", 10.0, 0, 30.0, 100, 100)
+    assert full.left() is None
+    est = eta.estimate(base(), IN_LOAD, 30.0, full)
+    assert est.basis == "history" and est.remaining == 80.0 + 60.0
+
+
+def test_a_phase_seen_in_half_the_starts_counts_half_its_median() -> None:
+    """A 40 s draft load in one of two starts adds 20 s to the estimate, not 40 or 80."""
+    with_draft = {**A, "draft_init": 110.0, "kv_alloc": 150.0, "graph_capture": 150.0, "warmup": 190.0}
+    b = eta.select([rec("t", A, 170.0), rec("t", with_draft, 210.0)], "t")
+    assert b is not None and b.segments["draft_init"] == 20.0
+    assert eta.estimate(b, IN_LOAD, 10.0).remaining == 100.0 + 20.0 + 40.0 + 20.0
+
+
+def test_a_wrong_typed_total_in_history_is_left_out() -> None:
+    """A record whose total is text ("200s") or a truth value neither crashes the ETA nor counts."""
+    b = eta.select([rec("t", A, "200s"), {**rec("t", A, 0), "total": True}, rec("t", A, 170.0)], "t")
+    assert b is not None and b.total == 170.0 and b.starts == 3
+    assert eta.select([rec("t", A, "200s")], "t") is None
+
+
+def test_todays_estimate_is_the_usual_total_minus_the_time_elapsed() -> None:
+    assert eta.total_based(base(), 50.0) == 120.0
+    assert eta.total_based(base(), 500.0) == 0.0
+    assert eta.total_based(None, 50.0) is None
+    assert eta.total_based(eta.Baseline({}, None, "target", 0), 50.0) is None
+
+
+def test_an_eta_event_at_most_every_5_s_and_at_every_phase_change() -> None:
+    """The tracker speaks at 0 s, not at 4.9 s, again at 5 s; a new phase at 6 s speaks at once."""
+    tr = eta.Tracker([rec("t", A, 170.0)], "t")
+    assert tr.due(IN_LOAD, 10.0) is not None
+    assert tr.due(IN_LOAD, 14.9) is None
+    est = tr.due(IN_LOAD, 15.0)
+    assert est is not None and est.remaining == 95.0 + 60.0
+    assert tr.due({**IN_LOAD, "kv_alloc": 16.0}, 16.0) is not None
