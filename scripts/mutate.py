@@ -190,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds one test run may take")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    ap.add_argument(
+        "--tests", default="", help="run these tests instead of the module's own (comma-separated), e.g. the tests before new ones"
+    )
     ap.add_argument("--lines", default="", help="only mutants on these lines (comma-separated), e.g. to recheck survivors")
     args = ap.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
@@ -198,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     survived_any = False
     for name in args.modules:
         rel, tests = MODULES[name]
+        if args.tests:
+            tests = [x for x in args.tests.split(",") if x.strip()]
         path = SRC / rel
         ms = list(mutants(name))
         if args.lines:
