@@ -97,3 +97,41 @@ def test_an_eta_event_at_most_every_5_s_and_at_every_phase_change() -> None:
     est = tr.due(IN_LOAD, 15.0)
     assert est is not None and est.remaining == 95.0 + 60.0
     assert tr.due({**IN_LOAD, "kv_alloc": 16.0}, 16.0) is not None
+
+
+def learn(tr: eta.Tracker, *lines: str) -> None:
+    """Feed launch-banner lines as the judge does: only while the tracker still wants them."""
+    for text in lines:
+        if tr.want_launch:
+            tr.line(text)
+
+
+def test_the_model_and_tp_are_learnt_from_separate_banner_lines_first_one_wins() -> None:
+    """SGLang prints the model path and the TP size apart: both reach the history record; a later banner changes neither."""
+    tr = eta.Tracker([], "t", learn=True)
+    learn(tr, "[x] model_path='/m/Kimi' dtype=auto", "[x] tp_size=8 pp_size=1", "[x] model_path='/m/Other' tp_size=4")
+    assert (tr.model, tr.tp) == ("/m/Kimi", 8)
+
+
+def test_a_banner_brings_in_the_same_model_elsewhere_unless_this_targets_own_total_is_known() -> None:
+    """No start of this target: its banner's model and TP select other targets' starts; its own usual total keeps priority."""
+    recs = [rec("other", A, 170.0, model_path="/m/Kimi", tp=8)]
+    tr = eta.Tracker(recs, "new", learn=True)
+    assert tr.estimate(IN_LOAD, 10.0) is None
+    learn(tr, "server_args=ServerArgs(model_path='/m/Kimi', tp_size=8)")
+    est = tr.estimate(IN_LOAD, 10.0)
+    assert est is not None and (est.source, est.basis, est.remaining) == ("model", "history", 160.0)
+    own = eta.Tracker(recs, "new", learn=True, total=300.0)
+    learn(own, "server_args=ServerArgs(model_path='/m/Kimi', tp_size=8)")
+    est = own.estimate(IN_LOAD, 10.0)
+    assert est is not None and (est.source, est.basis, est.remaining) == ("target", "total", 290.0)
+
+
+def test_only_a_usual_total_gives_todays_estimate() -> None:
+    """A target whose history has only its usual total (300 s): 270 s left at 30 s, 0 s past it, basis 'total'."""
+    tr = eta.Tracker([], "t", total=300.0)
+    est = tr.estimate({"starting": 0.0, "weight_load": 10.0}, 30.0)
+    assert est is not None and (est.remaining, est.basis, est.phase) == (270.0, "total", "weight_load")
+    late = tr.estimate({"starting": 0.0}, 400.0)
+    assert late is not None and late.remaining == 0.0
+    assert eta.Tracker([], "t").estimate({}, 5.0) is None
