@@ -41,7 +41,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         ["tests/test_fleet_rules.py", "tests/test_fleet_run.py", "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm"],
     ),
     "classifier": ("phases/classifier.py", ["tests/test_rules.py", "tests/test_replay_fixtures.py"]),
-    "rules": ("phases/rules.py", ["tests/test_rules.py"]),
+    "rules": ("phases/rules.py", ["tests/test_rules.py", "tests/test_mutants_rules.py"]),
     "http": (
         "http.py",
         ["tests/test_reliability.py::test_completion_validation", "tests/test_reliability.py::test_the_probe_asks_for_one_token"],
