@@ -135,3 +135,9 @@ def test_only_a_usual_total_gives_todays_estimate() -> None:
     late = tr.estimate({"starting": 0.0}, 400.0)
     assert late is not None and late.remaining == 0.0
     assert eta.Tracker([], "t").estimate({}, 5.0) is None
+
+
+def test_a_bars_rate_is_measured_from_its_first_sample_not_from_zero() -> None:
+    """A bar first seen at 50 %: 5 points more in 4 s is not enough to trust; 10 points is, at 2.5 points a second."""
+    assert eta.BarRate("weight_load", 10.0, 50, 14.0, 55, 100).left() is None
+    assert eta.BarRate("weight_load", 10.0, 50, 14.0, 60, 100).left() == 16.0

@@ -118,3 +118,10 @@ def test_py_spy_refused_is_said_even_when_a_rank_has_died() -> None:
     )
     warnings = RankWatch(engine="sglang").observe(sample, 5.0, None, {})
     assert [k for k, _ in warnings] == ["pyspy"] and "could not read the server's stacks" in warnings[0][1]
+
+
+def test_a_zombie_or_a_process_seen_gone_is_a_dead_rank() -> None:
+    zombie = ProcStack(8, "sglang::scheduler_TP2", True, "Z", 0, (ThreadStack(8, "Z"),))
+    assert ranks.classify(zombie, VOCAB, "TP2").state == "dead"
+    assert ranks.classify(ProcStack(9, "sglang::scheduler_TP3", alive=False, state="S"), VOCAB, "TP3").state == "dead"
+    assert ranks.classify(ProcStack(10, "sglang::scheduler_TP4", True, "S"), VOCAB, "TP4").says() == "TP4 idle (no threads readable)"
