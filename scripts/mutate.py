@@ -38,7 +38,12 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "group": ("group.py", ["tests/test_group.py", "tests/test_mutants_group.py"]),
     "fleet": (
         "fleet.py",
-        ["tests/test_fleet_rules.py", "tests/test_fleet_run.py", "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm"],
+        [
+            "tests/test_fleet_rules.py",
+            "tests/test_fleet_run.py",
+            "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm",
+            "tests/test_mutants_fleet.py",
+        ],
     ),
     "classifier": ("phases/classifier.py", ["tests/test_rules.py", "tests/test_replay_fixtures.py"]),
     "rules": ("phases/rules.py", ["tests/test_rules.py", "tests/test_mutants_rules.py"]),

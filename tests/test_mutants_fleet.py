@@ -1,0 +1,78 @@
+"""A fleet's live table as its user watches it (fleet.py): refreshed every second, each target's GPU
+memory summed only over what its GPUs report. Each test pins a behaviour a surviving mutant of fleet.py
+changed (scripts/mutate.py fleet); the targets are real HTTP servers on loopback, the GPU command a real
+shell command printing nvidia-smi's CSV."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from coldwatch.fleet import Fleet
+from coldwatch.settings import Settings
+
+
+class NeverReady(BaseHTTPRequestHandler):
+    def log_message(self, *a: object) -> None:
+        pass
+
+    def _send(self) -> None:
+        b = json.dumps({"error": "loading"}).encode()
+        self.send_response(503)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def do_GET(self) -> None:
+        self._send()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._send()
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), NeverReady)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, ev: dict[str, Any]) -> None:
+        self.events.append(ev)
+
+    def close(self) -> None:
+        pass
+
+
+# three GPUs; the second's driver reports no memory total, the third's no memory used
+GPU_CSV = "printf '0, 1000, 81559, 5\\n1, 2000, [N/A], 7\\n2, [N/A], 1000, 0\\n'"
+
+
+def test_the_table_refreshes_every_second_with_the_gpus_that_report_a_total(url: str) -> None:
+    """A 3.5 s watch of a server that never gets ready: at least two table refreshes (one a second), and the
+    target's GPU memory is 3000 of 82559 MiB: a GPU without a total adds its use but no made-up total, one
+    without its use adds its total but no made-up use."""
+    sink = Collect()
+
+    def settings_for(t: str) -> Settings:
+        return Settings(url=url, log_cmd="sleep 30", gpu_cmd=GPU_CSV, interval=0.2, timeout=3.5, target=t, record=False)
+
+    res = Fleet(["a"], settings_for, Settings(timeout=3.5), [sink]).run()
+    assert res["exit_code"] == 124
+    rows = [e for e in sink.events if e["event"] == "_rows"]
+    assert len(rows) >= 2, [e["t"] for e in rows]
+    mem = [e["rows"][0].get("gpu_mem") for e in rows]
+    assert (3000, 82559) in mem and all(m in (None, (3000, 82559)) for m in mem), mem
