@@ -125,3 +125,19 @@ def test_a_zombie_or_a_process_seen_gone_is_a_dead_rank() -> None:
     assert ranks.classify(zombie, VOCAB, "TP2").state == "dead"
     assert ranks.classify(ProcStack(9, "sglang::scheduler_TP3", alive=False, state="S"), VOCAB, "TP3").state == "dead"
     assert ranks.classify(ProcStack(10, "sglang::scheduler_TP4", True, "S"), VOCAB, "TP4").says() == "TP4 idle (no threads readable)"
+
+
+def test_a_rank_is_its_busiest_thread_not_only_its_main_one() -> None:
+    """The main thread waits on futures while a loader thread reads (py-spy) or sits in D state (/proc alone)."""
+    main = ThreadStack(20, "S", "", "futex", 0.0, "python", (Frame("result", "/usr/lib/python3.11/concurrent/futures/_base.py", 1),))
+    loader = ThreadStack(21, "S", "", "", 80.0, "loader", (user("parse_tensors"), user("load_weights")))
+    p = ProcStack(20, "sglang::scheduler_TP0", True, "S", 0, (main, loader), True)
+    assert said(p) == "TP0 working in parse_tensors ← load_weights (thread loader)"
+    main_raw = ThreadStack(30, "S", "", "futex", 0.0, "python")
+    stuck = ThreadStack(31, "D", "", "", 0.0, "reader")
+    spinning = ThreadStack(32, "S", "", "", 90.0, "nccl-proxy")  # a native helper: not the rank's state without py-spy
+    raw = ProcStack(30, "sglang::scheduler_TP0", True, "S", 0, (main_raw, spinning, stuck), False)
+    assert said(raw) == "TP0 blocked (D state, 0 % CPU)"
+    busy_main = ThreadStack(40, "R", "", "", 99.0, "python", (user("forward"), user("capture")))
+    both = ProcStack(40, "sglang::scheduler_TP0", True, "R", 0, (busy_main, loader), True)
+    assert said(both) == "TP0 working in forward ← capture"
