@@ -6,6 +6,10 @@ stack sampler reports them (``parse_sample`` of its JSON, or the readings it mak
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
+
+import pytest
 
 from coldwatch import ranks
 from coldwatch.probes.stacks import parse_sample
@@ -141,3 +145,24 @@ def test_a_rank_is_its_busiest_thread_not_only_its_main_one() -> None:
     busy_main = ThreadStack(40, "R", "", "", 99.0, "python", (user("forward"), user("capture")))
     both = ProcStack(40, "sglang::scheduler_TP0", True, "R", 0, (busy_main, loader), True)
     assert said(both) == "TP0 working in forward ← capture"
+
+
+KERNEL_HEADERS = {
+    # the kernel's own syscall numbers as the C library's headers ship them (linux-libc-dev)
+    "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
+    "aarch64": Path("/usr/include/asm-generic/unistd.h"),  # arm64 uses the generic table
+}
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_syscall_names_a_thread_waits_in_are_the_kernels(machine: str) -> None:
+    """Without py-spy a rank's state comes from the syscall number /proc shows: each number the sampler
+    names must be the kernel's number for that call, or a rank reading a shard reads as waiting."""
+    header = KERNEL_HEADERS[machine]
+    if not header.is_file():
+        pytest.skip(f"{header} is not installed (linux-libc-dev for this machine's architecture)")
+    kernel: dict[str, int] = {}
+    for m in re.finditer(r"^#define __NR(?:3264)?_(\w+)\s+(\d+)\s*$", header.read_text(), re.M):
+        kernel.setdefault(m.group(1), int(m.group(2)))
+    table = ranks.SYSCALLS[machine]
+    assert {name: kernel.get(name) for name in table.values()} == {name: num for num, name in table.items()}
