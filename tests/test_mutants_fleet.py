@@ -62,7 +62,7 @@ GPU_CSV = "printf '0, 1000, 81559, 5\\n1, 2000, [N/A], 7\\n2, [N/A], 1000, 0\\n'
 
 
 def test_the_table_refreshes_every_second_with_the_gpus_that_report_a_total(url: str) -> None:
-    """A 3.5 s watch of a server that never gets ready: at least two table refreshes (one a second), and the
+    """A 3.5 s watch of a server that never gets ready: table refreshes a second apart, and the
     target's GPU memory is 3000 of 82559 MiB: a GPU without a total adds its use but no made-up total, one
     without its use adds its total but no made-up use."""
     sink = Collect()
@@ -73,6 +73,8 @@ def test_the_table_refreshes_every_second_with_the_gpus_that_report_a_total(url:
     res = Fleet(["a"], settings_for, Settings(timeout=3.5), [sink]).run()
     assert res["exit_code"] == 124
     rows = [e for e in sink.events if e["event"] == "_rows"]
-    assert len(rows) >= 2, [e["t"] for e in rows]
+    ts = [e["t"] for e in rows]
+    gaps = sorted(b - a for a, b in zip(ts, ts[1:], strict=False))
+    assert gaps and gaps[len(gaps) // 2] < 1.5, ts  # the median refresh is a second apart (a busy machine delays some)
     mem = [e["rows"][0].get("gpu_mem") for e in rows]
     assert (3000, 82559) in mem and all(m in (None, (3000, 82559)) for m in mem), mem
