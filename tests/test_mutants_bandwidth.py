@@ -165,3 +165,13 @@ def test_the_samplers_fields_are_capped_and_typed() -> None:
     assert "neg" not in io.devices
     assert parse_io({"t": 1.5, "devs": {"sda": [1, 2, 3], "sdb": [1, True]}, "core": 1}) == IoSample(1.5, {}, 1.0)
     assert parse_io({"t": "1"}) is None and parse_io(None) is None
+
+
+def test_the_disk_rate_is_the_sectors_read_times_512_over_the_interval() -> None:
+    """48 sectors in 0.5 s are 49 152 B/s: shown as 0.0 MB/s; 49 sectors (50 176 B/s) would show 0.1."""
+    tr = Tracker()
+    tr.feed(DISK, IoSample(0.0, {"sda": (1000, 0)}), 0.0, True)
+    tr.feed(None, IoSample(0.5, {"sda": (1048, 100)}), 1e6, True)
+    assert tr.fields()["disk_mb_s"] == 0.0
+    tr.feed(None, IoSample(1.0, {"sda": (1097, 200)}), 1e6, True)
+    assert tr.fields()["disk_mb_s"] == 0.1
