@@ -141,3 +141,15 @@ def test_a_bars_rate_is_measured_from_its_first_sample_not_from_zero() -> None:
     """A bar first seen at 50 %: 5 points more in 4 s is not enough to trust; 10 points is, at 2.5 points a second."""
     assert eta.BarRate("weight_load", 10.0, 50, 14.0, 55, 100).left() is None
     assert eta.BarRate("weight_load", 10.0, 50, 14.0, 60, 100).left() == 16.0
+
+
+def test_a_bar_repeating_its_value_keeps_its_measure() -> None:
+    """tqdm prints the same 20 % twice: the rate is still measured from the bar's first sample (10 % at 10 s)."""
+    tr = eta.Tracker([rec("t", A, 170.0)], "t")
+    for done, t in ((10, 10.0), (20, 12.0), (20, 14.0)):
+        tr.progress("weight_load", done, 100, t)
+    est = tr.estimate(IN_LOAD, 14.0)
+    assert est is not None and (est.basis, est.remaining) == ("progress", 32.0 + 60.0)
+    tr.progress("weight_load", 5, 100, 15.0)  # a new bar (the draft's load) starts the measure again
+    est = tr.estimate(IN_LOAD, 15.0)
+    assert est is not None and est.basis == "history"
