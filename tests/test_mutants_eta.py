@@ -153,3 +153,8 @@ def test_a_bar_repeating_its_value_keeps_its_measure() -> None:
     tr.progress("weight_load", 5, 100, 15.0)  # a new bar (the draft's load) starts the measure again
     est = tr.estimate(IN_LOAD, 15.0)
     assert est is not None and est.basis == "history"
+
+
+def test_a_bar_of_one_unit_is_measured_like_any_other() -> None:
+    """Half of a 1.0 GB bar read in 4 s: 4 s left."""
+    assert eta.BarRate("weight_load", 0.0, 0.0, 4.0, 0.5, 1.0).left() == 4.0
