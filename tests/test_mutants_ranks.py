@@ -166,3 +166,105 @@ def test_the_syscall_names_a_thread_waits_in_are_the_kernels(machine: str) -> No
         kernel.setdefault(m.group(1), int(m.group(2)))
     table = ranks.SYSCALLS[machine]
     assert {name: kernel.get(name) for name in table.values()} == {name: num for num, name in table.items()}
+
+
+def rs(rank: str, state: str, phase: str | None = None, node: str = "") -> ranks.RankState:
+    return ranks.RankState(rank, node, 100 + int(rank[2:] or 0), state, where="f", phase=phase)
+
+
+def test_the_culprit_is_gone_then_blocked_then_working_then_idle_then_furthest_behind_then_lowest() -> None:
+    order = [rs("TP5", "waiting"), rs("TP4", "idle"), rs("TP3", "working"), rs("TP2", "blocked"), rs("TP1", "dead")]
+    while order:  # each state beats every one before it in the list
+        c = ranks.culprit(order)
+        assert c is not None and c.rank == order[-1].rank
+        order.pop()
+    behind = [rs("TP1", "waiting", "kv_alloc"), rs("TP2", "waiting", "weight_load"), rs("TP3", "waiting", None)]
+    assert ranks.culprit(behind[:2]) is behind[1] and ranks.culprit([behind[0], behind[2]]) is behind[0]
+    assert ranks.culprit([rs("TP10", "blocked"), rs("TP9", "blocked")]) == rs("TP9", "blocked")
+    assert ranks.culprit([]) is None
+
+
+def test_a_summary_names_the_culprit_then_four_others_then_counts_the_rest() -> None:
+    states = [rs("TP0", "blocked", node="b")] + [rs(f"TP{i}", "waiting", node="b") for i in range(1, 6)] + [rs("TP6", "idle", node="b")]
+    assert ranks.summary(states) == (
+        "TP0 blocked in f; TP1 waiting in f; TP2 waiting in f; TP3 waiting in f; TP4 waiting in f; and 1 more waiting, 1 more idle"
+    )
+    assert ranks.summary(states[:2], with_nodes=True) == "b TP0 blocked in f; b TP1 waiting in f"
+    untitled = [ranks.RankState("", "", 7, "idle")]
+    assert not ranks.informative(untitled) and ranks.summary(untitled) == ""
+    assert ranks.informative([ranks.RankState("", "", 7, "dead")]) and ranks.informative([ranks.RankState("", "", 7, "blocked")])
+    assert ranks.informative([ranks.RankState("", "", 7, "idle", frames=("f (x.py:1)",))])
+    assert ranks.RankState("", "", 7, "idle").says() == "pid 7 idle"
+
+
+def test_the_bar_is_said_of_the_culprit_only_when_it_works_in_the_nodes_phase() -> None:
+    states = [rs("TP0", "waiting"), rs("TP1", "blocked")]
+    out = ranks.with_log(states, {"TP0": "kv_alloc"}, "weight_load", "40 % of shards")
+    assert [(s.rank, s.phase, s.progress) for s in out] == [("TP0", "kv_alloc", ""), ("TP1", "weight_load", "40 % of shards")]
+    assert out[1].says() == "TP1 blocked in f, 40 % of shards"
+    behind = ranks.with_log(states, {"TP1": "dist_init"}, "weight_load", "40 % of shards")
+    assert [s.progress for s in behind] == ["", ""]
+    waiting = ranks.with_log([rs("TP0", "waiting")], {}, "weight_load", "40 % of shards")
+    assert waiting[0].progress == ""
+    spaced = ranks.with_log([rs("TP0", "idle")], {"DP1_TP0": "warmup"}, "kv_alloc", "")
+    assert spaced[0].phase == "kv_alloc"
+    dp = ranks.with_log([ranks.RankState("DP1 TP0", "", 5, "idle")], {"DP1_TP0": "warmup"}, "kv_alloc", "")
+    assert dp[0].phase == "warmup"
+
+
+def test_a_busy_helper_process_counts_only_beside_titled_ranks() -> None:
+    helper = ProcStack(50, "/usr/bin/python -m compile_worker", True, "S", 0, (ThreadStack(50, "S", cpu_pct=10.0),))
+    rank = proc(pid=51)
+    assert ranks.helpers_busy(StackSample((rank, helper)))
+    assert not ranks.helpers_busy(
+        StackSample((rank, ProcStack(52, "/usr/bin/python -m w", True, "S", 0, (ThreadStack(52, "S", cpu_pct=9.9),))))
+    )
+    assert not ranks.helpers_busy(StackSample((helper,)))  # no titled rank: every process is a rank already
+    dead = ProcStack(53, "/usr/bin/python -m w", False, "Z", 0, (ThreadStack(53, "S", cpu_pct=99.0),))
+    assert not ranks.helpers_busy(StackSample((rank, dead)))
+
+
+def test_untitled_processes_are_ranks_only_when_no_process_has_a_rank_title() -> None:
+    a = proc(pid=61, title="/usr/bin/python3 serve.py")
+    b = ProcStack(62, "/usr/bin/python3 serve.py", alive=False)
+    assert [(s.rank, s.pid) for s in ranks.rank_states(StackSample((a, b)), VOCAB)] == [("", 61)]
+    titled = proc(pid=63)
+    assert [s.pid for s in ranks.rank_states(StackSample((a, titled)), VOCAB)] == [63]
+
+
+def test_a_rank_seen_before_and_missing_now_is_gone_and_changed_frames_are_progress() -> None:
+    w = RankWatch(engine="sglang")
+    one = proc(pid=70, frames=(user("step_a"), user("loop")), title="sglang::scheduler_TP0")
+    two = proc(pid=71, frames=(user("step_a"), user("loop")), title="sglang::scheduler_TP1")
+    states, changed = w.feed(StackSample((one, two)), 10.0)
+    assert not changed and [s.state for s in states] == ["idle", "idle"] and w.quiet_since == 10.0
+    moved = proc(pid=70, frames=(user("step_b"), user("loop")), title="sglang::scheduler_TP0")
+    states, changed = w.feed(StackSample((moved,)), 15.0)
+    assert changed and w.quiet_since is None
+    assert [(s.rank, s.state, s.detail) for s in states] == [("TP0", "idle", ""), ("TP1", "dead", "process gone")]
+    states, changed = w.feed(StackSample(()), 20.0)  # a failed sample: what was known stays
+    assert not changed and len(states) == 2 and w.samples == 2 and w.sampled_at == 20.0
+
+
+def test_activity_counts_as_life_only_until_the_stacks_show_no_rank_working() -> None:
+    w = RankWatch()
+    assert w.last_life({"log": 5.0, "cpu": 30.0}) == 30.0
+    w.quiet_since = 12.0
+    assert w.last_life({"log": 5.0, "cpu": 30.0}) == 12.0
+    assert w.last_life({"log": 20.0, "cpu": 30.0}) == 20.0
+    assert w.last_life({}) == 0.0
+
+
+def test_frames_are_shown_with_their_file_and_line() -> None:
+    assert Frame("load", "/srv/app/model.py", 12).short() == "load (model.py:12)"
+    assert Frame("load", "", 12).short() == "load" and Frame("load", "/x/m.py").short() == "load"
+
+
+def test_a_bad_waits_vocabulary_is_one_clear_error() -> None:
+    with pytest.raises(ValueError, match="waits: frames must be a list of strings"):
+        ranks.parse_vocabulary({"common": {"frames": "all_reduce"}}, None)
+    with pytest.raises(ValueError, match="waits: bad pattern"):
+        ranks.parse_vocabulary({"common": {"frames": ["("]}}, None)
+    v = ranks.parse_vocabulary({"common": {"syscalls": ["futex"]}, "sglang": {"syscalls": ["poll"]}, "vllm": {"syscalls": ["ppoll"]}}, None)
+    assert v.syscalls == {"futex", "poll", "ppoll"}
+    assert ranks.parse_vocabulary({"common": {"syscalls": ["futex"]}, "vllm": {"syscalls": ["ppoll"]}}, "sglang").syscalls == {"futex"}
