@@ -158,3 +158,23 @@ def test_a_bar_repeating_its_value_keeps_its_measure() -> None:
 def test_a_bar_of_one_unit_is_measured_like_any_other() -> None:
     """Half of a 1.0 GB bar read in 4 s: 4 s left."""
     assert eta.BarRate("weight_load", 0.0, 0.0, 4.0, 0.5, 1.0).left() == 4.0
+
+
+def test_a_part_of_phase_bar_that_agrees_with_the_history_leaves_the_basis_history() -> None:
+    """5 s into a usual 40 s capture, its bar says exactly the 35 s the history says: the basis stays 'history'."""
+    bar = eta.BarRate("graph_capture", 110.0, 0, 115.0, 12.5, 100)
+    assert bar.left() == 35.0
+    est = eta.estimate(base(), {**IN_LOAD, "kv_alloc": 110.0, "graph_capture": 110.0}, 115.0, bar)
+    assert (est.basis, est.remaining) == ("history", 35.0 + 20.0)
+    longer = eta.BarRate("graph_capture", 110.0, 0, 115.0, 10, 100)  # 45 s left at its rate: at least that long
+    est = eta.estimate(base(), {**IN_LOAD, "kv_alloc": 110.0, "graph_capture": 110.0}, 115.0, longer)
+    assert (est.basis, est.remaining) == ("progress", 45.0 + 20.0)
+
+
+def test_the_engine_version_model_and_tp_come_from_the_banner() -> None:
+    assert eta.launch_version("(APIServer pid=1) INFO vLLM API server version 0.11.0rc1") == "0.11.0rc1"
+    assert eta.launch_version("INFO Initializing a V1 LLM engine (v0.10.2) with config") == "0.10.2"
+    assert eta.launch_version("nothing here") is None
+    assert eta.launch_info("server_args=ServerArgs(model_path='/m/K2', tp_size=16)") == ("/m/K2", 16)
+    assert eta.launch_info("args: model='/m/Q', tensor_parallel_size=4") == ("/m/Q", 4)
+    assert eta.launch_info("no banner") == (None, None)
