@@ -178,3 +178,56 @@ def test_the_engine_version_model_and_tp_come_from_the_banner() -> None:
     assert eta.launch_info("server_args=ServerArgs(model_path='/m/K2', tp_size=16)") == ("/m/K2", 16)
     assert eta.launch_info("args: model='/m/Q', tensor_parallel_size=4") == ("/m/Q", 4)
     assert eta.launch_info("no banner") == (None, None)
+
+
+def test_a_records_ready_mark_and_wrong_typed_marks_are_no_segments() -> None:
+    """'ready' ends the last segment, it is not one; a mark that is text or a truth value is skipped."""
+    marks = {**A, "ready": 170.0, "jit_compile": "soon", "draft_init": True}
+    assert eta.segments(rec("t", marks, 170.0)) == eta.segments(rec("t", A, 170.0))
+
+
+def test_a_nearly_full_load_bar_gives_its_fraction_of_a_second() -> None:
+    """99 of 100 shards in 10 s: 0.1 s of the load left, not a rounded-up second."""
+    bar = eta.BarRate("weight_load", 10.0, 0, 20.0, 99, 100)
+    est = eta.estimate(base(), IN_LOAD, 20.0, bar)
+    assert est.basis == "progress" and round(est.remaining - 60.0, 3) == 0.101
+
+
+def test_a_usual_total_alone_counts_no_start() -> None:
+    est = eta.Tracker([], "t", total=300.0).estimate({}, 0.0)
+    assert est is not None and est.as_event() == {
+        "remaining_s": 300.0,
+        "phase": "starting",
+        "basis": "total",
+        "history": "target",
+        "starts": 0,
+    }
+
+
+def test_vllms_banner_gives_the_tp_size_on_its_own_line() -> None:
+    tr = eta.Tracker([], "t", learn=True)
+    learn(tr, "INFO args: model='/m/Q' served_model_name=None", "INFO args: tensor_parallel_size=4")
+    assert (tr.model, tr.tp) == ("/m/Q", 4)
+
+
+def test_the_tp_size_narrows_a_same_model_baseline_once_it_is_known() -> None:
+    """Other targets ran the model at TP 8 (170 s) and TP 4 (400 s): the model alone mixes them; TP 8 picks its own."""
+    recs = [
+        rec("o8", A, 170.0, model_path="/m/Kimi", tp=8),
+        rec("o4", {"starting": 0.0, "weight_load": 10.0}, 400.0, model_path="/m/Kimi", tp=4),
+    ]
+    tr = eta.Tracker(recs, "new", learn=True)
+    learn(tr, "server_args=ServerArgs(model_path='/m/Kimi', dtype=auto)")
+    assert tr.base is not None and tr.base.total == 285.0 and tr.base.starts == 2
+    learn(tr, "tp_size=8")
+    assert tr.base is not None and tr.base.total == 170.0 and tr.base.starts == 1
+
+
+def test_a_bar_with_another_total_is_a_new_bar() -> None:
+    """After a 100-shard bar, a 200-shard one (the draft's weights): its rate is measured afresh."""
+    tr = eta.Tracker([rec("t", A, 170.0)], "t")
+    tr.progress("weight_load", 0, 100, 10.0)
+    tr.progress("weight_load", 50, 100, 14.0)
+    tr.progress("weight_load", 60, 200, 15.0)
+    est = tr.estimate(IN_LOAD, 15.0)
+    assert est is not None and est.basis == "history"
