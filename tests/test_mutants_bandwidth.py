@@ -175,3 +175,28 @@ def test_the_disk_rate_is_the_sectors_read_times_512_over_the_interval() -> None
     assert tr.fields()["disk_mb_s"] == 0.0
     tr.feed(None, IoSample(1.0, {"sda": (1097, 200)}), 1e6, True)
     assert tr.fields()["disk_mb_s"] == 0.1
+
+
+def test_a_device_whose_counter_went_back_adds_no_sector() -> None:
+    """Over 0.5 s sda read 48 sectors (49 152 B/s: 0.0 MB/s shown) and sdb's counter went back: still 0.0."""
+    tr = Tracker()
+    tr.feed(DISK, IoSample(0.0, {"sda": (1000, 0), "sdb": (5000, 0)}), 0.0, True)
+    tr.feed(None, IoSample(0.5, {"sda": (1048, 100), "sdb": (10, 50)}), 1e6, True)
+    assert tr.fields()["disk_mb_s"] == 0.0 and tr.fields()["device"] == "sda"
+
+
+def test_of_two_devices_equally_busy_the_first_listed_is_named() -> None:
+    tr = Tracker()
+    tr.feed(DISK, IoSample(0.0, {"nvme0n1": (0, 0), "nvme1n1": (0, 0)}), 0.0, True)
+    tr.feed(None, IoSample(1.0, {"nvme0n1": (0, 900), "nvme1n1": (0, 900)}), 1e9, True)
+    assert tr.fields()["device"] == "nvme0n1"
+
+
+def test_devices_not_seen_before_leave_the_disk_unknown() -> None:
+    """The devices changed between two samples (a remount): no device, no use, no disk rate; the thread's CPU stays."""
+    tr = Tracker()
+    tr.feed(DISK, IoSample(0.0, {"sda": (0, 0)}), 0.0, True)
+    assert tr.feed(None, IoSample(1.0, {"sdb": (100, 900)}, 0.5), 2e8, True) is None
+    f = tr.fields()
+    assert (f["device"], f["util"], f["disk_mb_s"], f["core"], f["rate_mb_s"]) == (None, None, None, 0.5, 200.0)
+    assert tr.last is not None and tr.last.line.startswith("reading 200.0 MB/s, the disk's load unknown, one core at 50%")
