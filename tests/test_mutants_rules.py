@@ -88,7 +88,32 @@ def test_every_valid_table_of_a_users_file_takes_effect(tmp_path: Path) -> None:
     assert r.kind[-1].label == "oom" and r.kind_phase["oom"] == "kv_alloc"
     assert r.frame[-1].label == "weight_load" and r.frame_kind[-1].label == "nccl"
     assert r.cause[-1].label == "oom" and r.warning[-1].label == "site cache cold" and r.timing[-1].label == "site_load"
-    assert r.frame[-1].regex.search("site_loader") and not r.frame[-1].regex.search("other")
+    patterns = {
+        "bar": bar.regex,
+        "start": next(s.regex for s in r.start if s.id == "site.start"),
+        "kind": r.kind[-1].regex,
+        "frame": r.frame[-1].regex,
+        "frame kind": r.frame_kind[-1].regex,
+        "cause": r.cause[-1].regex,
+        "warning": r.warning[-1].regex,
+        "timing": r.timing[-1].regex,
+        "failure": fail.regex,
+        "phase": mark.regex,
+    }
+    wanted = {
+        "bar": "Site loading",
+        "start": "SITE START",
+        "kind": "site memory gone",
+        "frame": "site_loader",
+        "frame kind": "site_comm",
+        "cause": "site pool empty",
+        "warning": "SITE COLD",
+        "timing": "site took 3.5 s",
+        "failure": "SITE BROKE",
+        "phase": "SITE MARK",
+    }
+    assert {k: bool(rx.search(wanted[k])) for k, rx in patterns.items()} == dict.fromkeys(wanted, True)
+    assert {k: bool(rx.search("an unrelated line")) for k, rx in patterns.items()} == dict.fromkeys(wanted, False)
 
 
 def test_the_shipped_rules_keep_their_engines_and_flags() -> None:
