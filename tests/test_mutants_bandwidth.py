@@ -200,3 +200,10 @@ def test_devices_not_seen_before_leave_the_disk_unknown() -> None:
     f = tr.fields()
     assert (f["device"], f["util"], f["disk_mb_s"], f["core"], f["rate_mb_s"]) == (None, None, None, 0.5, 200.0)
     assert tr.last is not None and tr.last.line.startswith("reading 200.0 MB/s, the disk's load unknown, one core at 50%")
+
+
+def test_device_names_are_capped_at_64_characters() -> None:
+    t = parse_target({"dir": "/m", "devs": ["d" * 100]})
+    assert t is not None and t.devices == ("d" * 64,)
+    io = parse_io({"t": 1.0, "devs": {"d" * 100: [1, 2]}})
+    assert io is not None and list(io.devices) == ["d" * 64]
