@@ -268,3 +268,21 @@ def test_a_bad_waits_vocabulary_is_one_clear_error() -> None:
     v = ranks.parse_vocabulary({"common": {"syscalls": ["futex"]}, "sglang": {"syscalls": ["poll"]}, "vllm": {"syscalls": ["ppoll"]}}, None)
     assert v.syscalls == {"futex", "poll", "ppoll"}
     assert ranks.parse_vocabulary({"common": {"syscalls": ["futex"]}, "vllm": {"syscalls": ["ppoll"]}}, "sglang").syscalls == {"futex"}
+
+
+def test_frame_names_in_a_verdict_are_capped_at_60_characters() -> None:
+    long_a, long_b = "a" * 80, "b" * 80
+    assert said(proc(frames=(user(long_a), user(long_b)))) == f"TP0 idle in {'a' * 59}… ← {'b' * 59}…"
+
+
+def test_with_py_spy_a_native_thread_spinning_is_not_the_ranks_work() -> None:
+    """py-spy sees the main thread wait in all_reduce; an NCCL proxy thread (no Python frames) spins: the rank waits."""
+    main = ThreadStack(80, "S", "", "futex", 0.0, "python", (Frame("all_reduce", "/t/torch/distributed/distributed_c10d.py", 1),))
+    proxy = ThreadStack(81, "R", "", "running", 100.0, "nccl-proxy")
+    p = ProcStack(80, "sglang::scheduler_TP0", True, "S", 0, (main, proxy), True)
+    assert said(p) == "TP0 waiting in all_reduce"
+
+
+def test_a_top_level_value_beside_the_vocabularys_tables_is_ignored() -> None:
+    v = ranks.parse_vocabulary({"version": 2, "common": {"syscalls": ["futex"]}, "vllm": {"syscalls": ["ppoll"]}}, None)
+    assert v.syscalls == {"futex", "ppoll"}
