@@ -286,3 +286,12 @@ def test_with_py_spy_a_native_thread_spinning_is_not_the_ranks_work() -> None:
 def test_a_top_level_value_beside_the_vocabularys_tables_is_ignored() -> None:
     v = ranks.parse_vocabulary({"version": 2, "common": {"syscalls": ["futex"]}, "vllm": {"syscalls": ["ppoll"]}}, None)
     assert v.syscalls == {"futex", "ppoll"}
+
+
+def test_a_worker_thread_blocked_on_the_disk_is_named_with_its_state_and_name() -> None:
+    main = ThreadStack(90, "S", "", "futex", 0.0, "python", (Frame("result", "/usr/lib/python3.11/concurrent/futures/_base.py", 1),))
+    reader = ThreadStack(91, "D", "", "", 0.0, "reader", (user("read_shard"), user("load_weights")))
+    p = ProcStack(90, "sglang::scheduler_TP0", True, "S", 0, (main, reader), True)
+    assert said(p) == "TP0 blocked in read_shard ← load_weights (D state, thread reader)"
+    unnamed = ThreadStack(92, "D", "", "", 0.0, "", (user("read_shard"),))
+    assert said(ProcStack(90, "sglang::scheduler_TP0", True, "S", 0, (main, unnamed), True)).endswith("(D state, thread 92)")
