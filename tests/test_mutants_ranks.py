@@ -173,8 +173,9 @@ def rs(rank: str, state: str, phase: str | None = None, node: str = "") -> ranks
 
 
 def test_the_culprit_is_gone_then_blocked_then_working_then_idle_then_furthest_behind_then_lowest() -> None:
-    order = [rs("TP5", "waiting"), rs("TP4", "idle"), rs("TP3", "working"), rs("TP2", "blocked"), rs("TP1", "dead")]
-    while order:  # each state beats every one before it in the list
+    # each state beats every one before it, though its rank is higher (the rank only breaks ties)
+    order = [rs("TP1", "waiting"), rs("TP2", "idle"), rs("TP3", "working"), rs("TP4", "blocked"), rs("TP5", "dead")]
+    while order:
         c = ranks.culprit(order)
         assert c is not None and c.rank == order[-1].rank
         order.pop()
