@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from coldwatch import ranks
+from coldwatch.evidence import ProcReading, ProcSample, SampleStacks
+from coldwatch.judge import Judge, Policy
+from coldwatch.normalise import Normaliser
 from coldwatch.probes.stacks import parse_sample
 from coldwatch.ranks import Frame, ProcStack, RankWatch, StackSample, ThreadStack
 
@@ -296,3 +299,62 @@ def test_a_worker_thread_blocked_on_the_disk_is_named_with_its_state_and_name() 
     assert said(p) == "TP0 blocked in read_shard ← load_weights (D state, thread reader)"
     unnamed = ThreadStack(92, "D", "", "", 0.0, "", (user("read_shard"),))
     assert said(ProcStack(90, "sglang::scheduler_TP0", True, "S", 0, (main, unnamed), True)).endswith("(D state, thread 92)")
+
+
+STACKS = Path(__file__).parent / "fixtures" / "stacks"
+LOG = [
+    "[2026-12-01 10:00:00 TP0] Load weight begin. avail mem=78.00 GB",
+    "[2026-12-01 10:00:00 TP1] Load weight begin. avail mem=78.00 GB",
+    "[2026-12-01 10:00:01 TP1] Multi-thread loading shards:  41% Completed | 41/100 [00:01<00:01]",
+]
+
+
+def spinning(until: float, then: str = "") -> Judge:
+    """A judge fed the log at 0-2 s, a CPU-busy tree every second and, when it asks, a real stack sample
+    of a rank blocked reading a shard while its peer spins in all_reduce; ``then`` is logged at 10 s."""
+    j = Judge(Policy(stall_after=20.0, timeout=0.0, confirm="log", pid=4242), engine="sglang")
+    norm = Normaliser()
+    for k, text in enumerate(LOG):
+        for line in norm.lines(text.encode()):
+            j.line(line, float(k))
+    t, cpu = 3.0, 0.0
+    while t <= until and j.verdict is None:
+        cpu += 1.0
+        j.observe(ProcReading(4242, ProcSample(alive=True, cpu_s=cpu, read_bytes=0)), t)
+        j.tick(t)
+        if any(isinstance(a, SampleStacks) for a in j.actions()):
+            j.observe(parse_sample((STACKS / "hang.json").read_text()), t)
+            j.tick(t)
+        if then and t == 10.0:
+            for line in norm.lines(then.encode()):
+                j.line(line, t)
+            j.tick(t)
+        t += 1.0
+    return j
+
+
+def test_a_stall_with_spinning_ranks_says_since_when_nothing_progressed_and_no_rank_worked() -> None:
+    """Log progress last at 2 s, CPU busy to the end, no rank working from the sample at 7 s: stalled at 27 s."""
+    v = spinning(60.0).verdict
+    assert v is not None and v.outcome == "stalled"
+    assert v.reason == (
+        "TP1 blocked in read_shard ← load_weights, 41 % of shards; TP0 waiting in all_reduce ← init_memory_pool; "
+        "no progress for 25s (budget 20s) in weight_load, and no rank working for 20s (cpu still busy: waiting spins)"
+    )
+
+
+def test_a_ready_verdict_carries_no_rank_words() -> None:
+    j = spinning(12.0, "[2026-12-01 10:00:10] The server is fired up and ready to roll!")
+    v = j.verdict
+    assert v is not None and v.outcome == "ready" and "TP1" not in j.result(j.now)["reason"], v
+
+
+def test_a_failed_samples_error_is_said_capped_at_240_characters() -> None:
+    warnings = RankWatch().observe(StackSample((), errors=("py-spy: " + "x" * 400,)), 5.0, None, {})
+    assert [k for k, _ in warnings] == ["stacks"] and len(warnings[0][1]) == 240
+
+
+def test_without_log_progress_activity_counts_until_the_ranks_went_quiet() -> None:
+    w = RankWatch()
+    w.quiet_since = 0.5
+    assert w.last_life({"cpu": 30.0}) == 0.5
