@@ -207,3 +207,13 @@ def test_device_names_are_capped_at_64_characters() -> None:
     assert t is not None and t.devices == ("d" * 64,)
     io = parse_io({"t": 1.0, "devs": {"d" * 100: [1, 2]}})
     assert io is not None and list(io.devices) == ["d" * 64]
+
+
+def test_a_sample_measured_at_exactly_half_a_second_becomes_the_next_base() -> None:
+    """Busy from 0 to 0.5 s, idle from 0.5 to 1 s: the second interval is 0 % busy, not 50 % over the whole second."""
+    tr = Tracker()
+    tr.feed(DISK, IoSample(0.0, {"sda": (0, 0)}), 0.0, True)
+    tr.feed(None, IoSample(0.5, {"sda": (0, 500)}), 1e9, True)
+    assert tr.fields()["util"] == 1.0
+    tr.feed(None, IoSample(1.0, {"sda": (0, 500)}), 1e9, True)
+    assert tr.fields()["util"] == 0.0

@@ -169,6 +169,9 @@ def test_the_syscall_names_a_thread_waits_in_are_the_kernels(machine: str) -> No
         kernel.setdefault(m.group(1), int(m.group(2)))
     table = ranks.SYSCALLS[machine]
     assert {name: kernel.get(name) for name in table.values()} == {name: num for num, name in table.items()}
+    vocab = ranks.vocabulary()
+    # and every call the vocabulary waits or reads in that this kernel has is in the table
+    assert sorted(table.values()) == sorted(n for n in vocab.syscalls | vocab.reads if n in kernel)
 
 
 def rs(rank: str, state: str, phase: str | None = None, node: str = "") -> ranks.RankState:
