@@ -45,7 +45,19 @@ MODULES: dict[str, tuple[str, list[str]]] = {
             "tests/test_mutants_fleet.py",
         ],
     ),
-    "classifier": ("phases/classifier.py", ["tests/test_rules.py", "tests/test_replay_fixtures.py"]),
+    "classifier": (
+        "phases/classifier.py",
+        [
+            "tests/test_rules.py",
+            "tests/test_replay_fixtures.py",
+            "tests/test_verdict_floors.py",
+            "tests/test_real_engine_logs.py",
+            "tests/test_startup.py",
+            "tests/test_structure.py",
+            "tests/test_prefilter.py",
+            "tests/test_mutants_classifier.py",
+        ],
+    ),
     "rules": ("phases/rules.py", ["tests/test_rules.py", "tests/test_mutants_rules.py"]),
     "http": (
         "http.py",
