@@ -28,3 +28,12 @@ def test_errors_after_ready_are_counted_one_each_and_leave_the_start_ready() -> 
     feed(c, b"[2026-01-01 00:00:00] The server is fired up and ready to roll!\n")
     feed(c, b"[2026-01-01 00:00:09] Segmentation fault (core dumped)\n", b"[2026-01-01 00:00:10] Segmentation fault (core dumped)\n")
     assert c.state.outcome == "ready" and c.state.late_errors == 2
+
+
+def test_an_end_marker_seen_first_is_the_phase_of_the_rank_that_logged_it() -> None:
+    """A log joined mid-load: TP0's 'Load weight end' is the first line: a weight_load phase event for TP0."""
+    c = Classifier()
+    out = []
+    for line in normalise([b"[2026-01-01 00:00:01 TP0] Load weight end. elapsed=1.00 s, avail mem=10.00 GB, mem usage=65.00 GB.\n"]):
+        out += c.feed(line)
+    assert [(s.kind, s.data.get("phase"), s.data.get("rank")) for s in out] == [("phase", "weight_load", "TP0")]
