@@ -49,8 +49,17 @@ class TargetSink:
     """Tags one target's events and forwards them to the run's shared sinks under one lock; its own
     result line becomes a ``target_result`` (the run's ``result`` is the last line)."""
 
-    def __init__(self, target: str, sinks: list[Sink], lock: threading.Lock, on_event: Callable[[str, dict[str, Any]], None]) -> None:
+    def __init__(
+        self,
+        target: str,
+        sinks: list[Sink],
+        lock: threading.Lock,
+        on_event: Callable[[str, dict[str, Any]], None],
+        reported: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.target = target
+        self.reported = reported
+        """True once the run's result line is out: nothing may follow it (a cancelled watch's late events)."""
         self.sinks = sinks
         self.lock = lock
         self.on_event = on_event
@@ -63,6 +72,8 @@ class TargetSink:
         if ev["event"].startswith("_"):
             return  # the panel's internal events are per target; the fleet table replaces them
         with self.lock:
+            if self.reported():
+                return
             for s in self.sinks:
                 s.emit(ev)
 
@@ -102,6 +113,7 @@ class Fleet:
         self.rows: dict[str, dict[str, Any]] = {t: {"name": t, "kind": "targets", "phase": "queued"} for t in targets}
         self.results: dict[str, dict[str, Any]] = {}
         self.over = False
+        self.reported = False
 
     def t(self) -> float:
         return time.monotonic() - self.t0
@@ -130,7 +142,7 @@ class Fleet:
             res = target_result(target, Verdict(outcome, int(code), phase, None, reason))
             self._note(target, {"event": "target_result", **res})
             with self.lock:
-                for s in self.sinks:
+                for s in self.sinks if not self.reported else ():
                     s.emit(event("target_result", self.t(), self.epoch0, **res))
             return res
 
@@ -146,7 +158,7 @@ class Fleet:
             return done(v.outcome, ExitCode(exc.exit_code), str(exc))
         self.rows[target]["phase"] = "starting"
         try:
-            m = Monitor(s, host, [TargetSink(target, self.sinks, self.lock, self._note)])
+            m = Monitor(s, host, [TargetSink(target, self.sinks, self.lock, self._note, lambda: self.reported)])
             self.monitors[target] = m
             if self.cancelled:
                 m.cancel(self.cancelled)
@@ -176,7 +188,7 @@ class Fleet:
         while not stop.wait(1.0):
             rows = [dict(self.rows[t]) for t in self.targets]
             with self.lock:
-                for s in self.sinks:
+                for s in self.sinks if not self.reported else ():
                     s.emit({"event": "_rows", "t": round(self.t(), 3), "rows": rows})
 
     def run(self) -> dict[str, Any]:
@@ -223,4 +235,5 @@ class Fleet:
         with self.lock:
             for s in self.sinks:
                 s.emit(res)
+            self.reported = True
         return res
