@@ -101,7 +101,12 @@ def test_an_interrupted_fleet_ends_with_its_result_and_starts_no_queued_target(u
     def settings_for(t: str) -> Settings:
         return Settings(url=url, log_cmd="sleep 30", gpu_cmd="true", interval=0.2, timeout=20.0, target=t, record=False)
 
-    res = Fleet(["a", "b", "c"], settings_for, Settings(timeout=20.0, parallel=1), [sink]).run()
+    # Ctrl-C raises KeyboardInterrupt even where the runner was started with SIGINT ignored (a background job)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        res = Fleet(["a", "b", "c"], settings_for, Settings(timeout=20.0, parallel=1), [sink]).run()
+    finally:
+        signal.signal(signal.SIGINT, old)
     time.sleep(1.0)
     assert res["exit_code"] == 130 and sink.events[-1] is res, sink.events[-3:]
     assert 0.5 <= res["t"] < 15.0  # seconds since the fleet began
