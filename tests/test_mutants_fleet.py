@@ -111,3 +111,14 @@ def test_an_interrupted_fleet_ends_with_its_result_and_starts_no_queued_target(u
     assert res["exit_code"] == 130 and sink.events[-1] is res, sink.events[-3:]
     assert 0.5 <= res["t"] < 15.0  # seconds since the fleet began
     assert {t["target"]: t["outcome"] for t in res["targets"]} == {"a": "interrupted", "b": "interrupted", "c": "interrupted"}
+
+
+def test_a_target_that_crashes_coldwatch_is_an_internal_error_exit_1() -> None:
+    """A bug in one target's watch (here its settings raise) is that target's 'error' with exit code 1."""
+
+    def settings_for(t: str) -> Settings:
+        raise RuntimeError("boom")
+
+    res = Fleet(["x"], settings_for, Settings(timeout=5.0), [Collect()]).run()
+    (only,) = res["targets"]
+    assert (only["outcome"], only["exit_code"]) == ("error", 1) and "internal error (RuntimeError: boom)" in only["reason"]
