@@ -122,3 +122,17 @@ def test_a_target_that_crashes_coldwatch_is_an_internal_error_exit_1() -> None:
     res = Fleet(["x"], settings_for, Settings(timeout=5.0), [Collect()]).run()
     (only,) = res["targets"]
     assert (only["outcome"], only["exit_code"]) == ("error", 1) and "internal error (RuntimeError: boom)" in only["reason"]
+
+
+def test_a_target_that_cannot_be_reached_reports_its_result_before_the_runs(url: str) -> None:
+    """Nothing listens on the target's SSH port: its target_result (unreachable, 4) comes, then the run's result."""
+    from coldwatch.sim import free_port
+
+    sink = Collect()
+
+    def settings_for(t: str) -> Settings:
+        return Settings(host=f"127.0.0.1:{free_port()}", url=url, log_cmd="sleep 30", gpu_cmd="true", timeout=5.0, target=t, record=False)
+
+    res = Fleet(["down"], settings_for, Settings(timeout=5.0), [sink]).run()
+    ends = [(e["event"], e.get("target"), e.get("exit_code")) for e in sink.events if e["event"] in ("target_result", "result")]
+    assert ends == [("target_result", "down", 4), ("result", None, 4)] and sink.events[-1] is res
