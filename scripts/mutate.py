@@ -35,13 +35,30 @@ SRC = ROOT / "src" / "coldwatch"
 MODULES: dict[str, tuple[str, list[str]]] = {
     # name: (file under src/coldwatch, fast tests that decide it)
     "judge": ("judge.py", ["tests/test_judge.py", "tests/test_liveness.py"]),
-    "group": ("group.py", ["tests/test_group.py"]),
+    "group": ("group.py", ["tests/test_group.py", "tests/test_mutants_group.py"]),
     "fleet": (
         "fleet.py",
-        ["tests/test_fleet_rules.py", "tests/test_fleet_run.py", "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm"],
+        [
+            "tests/test_fleet_rules.py",
+            "tests/test_fleet_run.py",
+            "tests/test_signals.py::test_fleet_ends_within_seconds_of_sigterm",
+            "tests/test_mutants_fleet.py",
+        ],
     ),
-    "classifier": ("phases/classifier.py", ["tests/test_rules.py", "tests/test_replay_fixtures.py"]),
-    "rules": ("phases/rules.py", ["tests/test_rules.py"]),
+    "classifier": (
+        "phases/classifier.py",
+        [
+            "tests/test_rules.py",
+            "tests/test_replay_fixtures.py",
+            "tests/test_verdict_floors.py",
+            "tests/test_real_engine_logs.py",
+            "tests/test_startup.py",
+            "tests/test_structure.py",
+            "tests/test_prefilter.py",
+            "tests/test_mutants_classifier.py",
+        ],
+    ),
+    "rules": ("phases/rules.py", ["tests/test_rules.py", "tests/test_mutants_rules.py"]),
     "http": (
         "http.py",
         ["tests/test_reliability.py::test_completion_validation", "tests/test_reliability.py::test_the_probe_asks_for_one_token"],
@@ -54,8 +71,19 @@ MODULES: dict[str, tuple[str, list[str]]] = {
             "tests/test_ci.py",
         ],
     ),
-    "eta": ("eta.py", ["tests/test_eta.py"]),
-    "bandwidth": ("bandwidth.py", ["tests/test_bandwidth.py"]),
+    "eta": ("eta.py", ["tests/test_eta.py", "tests/test_mutants_eta.py"]),
+    "bandwidth": (
+        "bandwidth.py",
+        # not the loop-device tests: a loader burning a core is timing-bound on a busy machine
+        [
+            "tests/test_bandwidth.py::test_verdict_rules_in_order",
+            "tests/test_bandwidth.py::test_tracker_measures_util_from_io_ticks_and_says_a_bound_once",
+            "tests/test_bandwidth.py::test_hostile_sampler_fields_are_bounded_or_dropped",
+            "tests/test_mutants_bandwidth.py",
+        ],
+    ),
+    "ranks": ("ranks.py", ["tests/test_ranks.py", "tests/test_mutants_ranks.py"]),
+    "verdict": ("verdict.py", ["tests/test_mutants_verdict.py"]),
 }
 
 FUNCTIONS: dict[str, set[str]] = {"http": {"completion_ok", "_probe"}}
@@ -188,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds one test run may take")
     ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    ap.add_argument(
+        "--tests", default="", help="run these tests instead of the module's own (comma-separated), e.g. the tests before new ones"
+    )
     ap.add_argument("--lines", default="", help="only mutants on these lines (comma-separated), e.g. to recheck survivors")
     args = ap.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
@@ -196,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     survived_any = False
     for name in args.modules:
         rel, tests = MODULES[name]
+        if args.tests:
+            tests = [x for x in args.tests.split(",") if x.strip()]
         path = SRC / rel
         ms = list(mutants(name))
         if args.lines:

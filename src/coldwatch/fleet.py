@@ -65,6 +65,8 @@ class Writer:
         self.thread.start()
 
     def put(self, ev: dict[str, Any]) -> None:
+        if self.closed:
+            return  # the run's result line is (being) written: a cancelled watch's late events never follow it
         self.pending.append(ev)
         if not self.wake.is_set():  # set only when the writer sleeps: no lock taken per event
             self.wake.set()
