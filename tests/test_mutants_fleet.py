@@ -5,48 +5,25 @@ shell command printing nvidia-smi's CSV."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from coldwatch.fleet import Fleet
 from coldwatch.settings import Settings
-
-
-class NeverReady(BaseHTTPRequestHandler):
-    def log_message(self, *a: object) -> None:
-        pass
-
-    def _send(self) -> None:
-        b = json.dumps({"error": "loading"}).encode()
-        self.send_response(503)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-
-    def do_GET(self) -> None:
-        self._send()
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._send()
+from coldwatch.testing import ModelServer
 
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), NeverReady)
-    srv.daemon_threads = True
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
+    """A real model server that stays loading (503) for the whole test."""
+    srv = ModelServer()
+    yield f"http://127.0.0.1:{srv.port}"
+    srv.close()
 
 
 class Collect:
