@@ -75,7 +75,8 @@ def test_hung_gpu_command_warns_once_and_never_piles_up(gpu_host, tmp_path: Path
     )  # fmt: skip
     most = 0
     while p.poll() is None:
-        most = max(most, sum(1 for ln in gpu_host.user_processes() if marker in ln and "sh -c" not in ln))
+        # the command itself ("PID sleep 3017"), not the shell or the sampler whose arguments name it
+        most = max(most, sum(1 for ln in gpu_host.user_processes() if ln.split(None, 1)[-1].startswith(marker)))
         time.sleep(0.3)
     out, err = p.communicate()
     evs = [json.loads(ln) for ln in out.decode().splitlines() if ln.strip()]
