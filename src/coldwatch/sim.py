@@ -185,9 +185,23 @@ class Sim:
             self.raw("\n")
 
     # ---- HTTP --------------------------------------------------------------------------
-    def bind(self) -> None:
+    def reserve(self) -> None:
+        """Bind the port at the start, listen only once the server serves: until then a client is
+        refused, as by a real server that has not bound yet, and no other process (an outgoing
+        connection's ephemeral port, another test's server) can take the port in between."""
         handler = type("Handler", (_Api,), {"sim": self})
-        self.server = ThreadingHTTPServer((self.bind_addr, self.port), handler)
+        self.server = ThreadingHTTPServer((self.bind_addr, self.port), handler, bind_and_activate=False)
+        try:
+            self.server.server_bind()
+        except OSError:
+            self.server.server_close()
+            raise
+
+    def bind(self) -> None:
+        if self.server is None:
+            self.reserve()
+        assert self.server is not None
+        self.server.server_activate()
         (self.dir / "bound.ts").write_text(f"{time.time():.6f}")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -691,6 +705,8 @@ def main(argv: list[str] | None = None) -> int:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, on_term)
+    if not a.virtual:
+        sim.reserve()
     sim.run(a.delay)
     if a.virtual:
         out.flush()
