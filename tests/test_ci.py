@@ -75,7 +75,7 @@ def test_demo_under_github_actions_with_json_and_junit(tmp_path: Path) -> None:
     failure = case.find("failure")
     assert failure is not None and failure.get("type") == "oom" and "CUDA out of memory" in (failure.text or "")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    assert props["outcome"] == "failed" and props["failure_kind"] == "oom" and float(props["phase.weight_load.seconds"]) > 0
+    assert props["outcome"] == "failed" and props["failure_kind"] == "oom" and float(props["phase.weight_load.seconds"] or 0) > 0
     assert not list(tmp_path.glob(".report.xml.*"))  # the temporary file of the atomic write is gone
 
 
@@ -159,7 +159,10 @@ def test_junit_carries_per_target_phases_and_strips_control_characters(tmp_path:
 
 def test_ci_sinks_choice(tmp_path: Path) -> None:
     """ci_sinks: the verdict sink only in JSON mode, GitHub only when GITHUB_ACTIONS=true, JUnit only with a path."""
-    names = lambda sinks: sorted(type(s).__name__ for s in sinks)  # noqa: E731
+
+    def names(sinks: list[Any]) -> list[str]:
+        return sorted(type(s).__name__ for s in sinks)
+
     assert names(ci_sinks(None, {}, "plain")) == []
     assert names(ci_sinks(None, {"GITHUB_ACTIONS": "false"}, "json")) == ["VerdictSink"]
     assert names(ci_sinks(tmp_path / "j.xml", {"GITHUB_ACTIONS": "true"}, "live")) == ["GithubSink", "JunitSink"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no type hints; types-PyYAML is not a test extra
 from conftest import ROOT
 
 pytestmark = [pytest.mark.ssh, pytest.mark.slow]
@@ -70,7 +70,7 @@ def _env(gpu_host, installed: dict[str, str], sim, workdir: Path, extra: dict[st
 
 def _check_artifacts(workdir: Path, ndjson: str, junit: str) -> dict[str, Any]:
     events = [json.loads(x) for x in (workdir / ndjson).read_text().splitlines() if x.strip()]
-    res = events[-1]
+    res: dict[str, Any] = events[-1]
     assert res["event"] == "result" and res["outcome"] == "ready" and res["exit_code"] == 0
     suite = ET.parse(workdir / junit).getroot()
     case = suite.find("./testsuite/testcase")

@@ -9,7 +9,7 @@ from typing import Any
 from coldwatch import eta
 
 
-def rec(target: str, starts: dict[str, float], total: float | str, **extra: Any) -> dict[str, Any]:
+def rec(target: str, starts: dict[str, Any], total: float | str, **extra: Any) -> dict[str, Any]:
     return {"target": target, "outcome": "ready", "starts": starts, "total": total, "durations": {}, **extra}
 
 

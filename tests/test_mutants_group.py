@@ -224,7 +224,7 @@ def test_the_result_lines_nodes_and_the_panels_rows() -> None:
     fail(head, "exception", 6.0, "TP0")
     run(g, 6.0, 8.0)
     res = g.node_results()
-    assert res[0]["outcome"] == "failed" and res[0]["failure_kind"] == "exception" and res[0]["reason"].startswith("OSError")
+    assert res[0]["outcome"] == "failed" and res[0]["failure_kind"] == "exception" and str(res[0]["reason"]).startswith("OSError")
     assert g.rows(8.0)[0]["verdict"] == "failed"
 
 

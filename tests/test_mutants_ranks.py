@@ -71,7 +71,7 @@ def test_a_read_is_work_while_bytes_come_and_a_block_while_none_do() -> None:
 
 
 def test_where_a_rank_waits_is_its_frame_and_one_caller_not_a_wrapper() -> None:
-    frames = (Frame("all_reduce", "/t/torch/distributed/distributed_c10d.py", 1), Frame("wrapper", "/t/x.py", 2))
+    frames: tuple[Frame, ...] = (Frame("all_reduce", "/t/torch/distributed/distributed_c10d.py", 1), Frame("wrapper", "/t/x.py", 2))
     frames += (Frame("<lambda>", "/t/x.py", 3), user("init_memory_pool"), user("init_model"), user("main_loop"))
     assert said(proc(frames=frames)) == "TP0 waiting in all_reduce ← init_memory_pool"
 

@@ -259,7 +259,7 @@ def test_remote_text_cannot_reach_the_terminal_as_control_sequences() -> None:
 
 def test_node_rows_render_and_fold() -> None:
     """One row per node: name, phase, progress, GPU memory, liveness age, verdict; folded to a count."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"name": "node-a", "phase": "weight_load", "progress": (30, 64), "gpu_mem": (40000, 97871), "age": 1.0, "verdict": None},
         {"name": "node-b", "phase": "kv_alloc", "progress": None, "gpu_mem": (80000, 97871), "age": 12.0, "verdict": None},
         {"name": "node-c", "phase": "graph_capture", "gpu_mem": (85000, 97871), "verdict": "failed"},

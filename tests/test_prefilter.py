@@ -4,6 +4,7 @@ line matches, never one more or one less, on real logs and on generated text bui
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from conftest import ROOT
 from hypothesis import given, settings
@@ -15,7 +16,8 @@ from coldwatch.phases.prefilter import Prefilter, alternatives, literals
 
 C = Classifier()
 R = C.rules
-PATTERNS = [x.regex.pattern for x in (*R.phase, *R.failure, *R.start)] + [x.regex.pattern for x in (*R.cause, *R.warning)]
+RULES: list[Any] = [*R.phase, *R.failure, *R.start, *R.cause, *R.warning]  # five kinds of rule, each with its regex
+PATTERNS: list[str] = [x.regex.pattern for x in RULES]
 PRE = Prefilter(PATTERNS, C._any)
 COMPILED = [re.compile(p) for p in PATTERNS]
 
@@ -49,4 +51,4 @@ def test_prefilter_agrees_with_the_alternation_on_every_labelled_log() -> None:
 def test_prefilter_agrees_with_the_alternation_on_text_made_of_rule_words(parts: list[str]) -> None:
     text = "".join(parts)
     assert PRE.which(text) == searched(text), text
-    assert PRE.matches(text) == bool(C._any.search(text)), text
+    assert C._any is not None and PRE.matches(text) == bool(C._any.search(text)), text

@@ -379,7 +379,7 @@ def test_completion_validation(status: int, body: bytes, state: str) -> None:
     srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        with make_client(LocalHost()) as client:  # type: ignore[arg-type]
+        with make_client(LocalHost()) as client:
             st = Ladder(client, f"http://127.0.0.1:{srv.server_address[1]}", None, None).probe()
         assert st.state == state, st
         if state == "ready":
@@ -394,11 +394,11 @@ def test_the_probe_asks_for_one_token() -> None:
     from coldwatch.hosts.local import LocalHost
     from coldwatch.http import Ladder, make_client
 
-    handler = type("AnswerH", (Answer,), {"status": 200, "body": GOOD, "asked": []})
+    handler: type[Answer] = type("AnswerH", (Answer,), {"status": 200, "body": GOOD, "asked": []})
     srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        with make_client(LocalHost()) as client:  # type: ignore[arg-type]
+        with make_client(LocalHost()) as client:
             assert Ladder(client, f"http://127.0.0.1:{srv.server_address[1]}", "mm", None).probe().state == "ready"
         assert handler.asked == [{"model": "mm", "prompt": "Hello", "max_tokens": 1, "temperature": 0}]
     finally:

@@ -41,8 +41,8 @@ def test_input_that_is_not_a_text_log_is_exit_2(tmp_path: Path, data: bytes, why
     """Empty, gzip or binary input: one line saying it is not a text log, exit 2 (not 'incomplete')."""
     f = tmp_path / "in.log"
     f.write_bytes(data)
-    for args, kw in (((str(f),), {}), (("-",), {"input": data})):
-        r = coldwatch("replay", *args, **kw)
+    for args, given in (((str(f),), None), (("-",), data)):
+        r = coldwatch("replay", *args, input=given)
         err = r.stderr.decode()
         assert r.returncode == 2, err
         assert "not a text log" in err and why in err and len(err.strip().splitlines()) == 1

@@ -4,6 +4,7 @@ engine frame that belongs to a phase), vLLM's logger tags, and the 2026 vocabula
 
 from __future__ import annotations
 
+from coldwatch.phases.state import Signal, State
 from coldwatch.replay import replay
 
 
@@ -106,12 +107,12 @@ def test_the_structure_map_covers_each_engines_phases() -> None:
     assert m.tag_phase("INFO 08-01 10:00:00 [gpu_model_runner.py:1] x") is None  # several phases log there
 
 
-def signals(text: str) -> tuple[list, object]:
+def signals(text: str) -> tuple[list[Signal], State]:
     from coldwatch.normalise import normalise
     from coldwatch.phases.classifier import Classifier
 
     c = Classifier()
-    out = []
+    out: list[Signal] = []
     for line in normalise([text.encode()]):
         out += c.feed(line)
     return out, c.state

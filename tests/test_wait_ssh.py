@@ -16,7 +16,7 @@ ORDER = ["dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", 
 def _own_known_hosts(gpu_host, home: Path) -> str:  # type: ignore[no-untyped-def]
     """The fixture's ssh config, but with known_hosts in ``home``."""
     cfg = (gpu_host.home / ".ssh" / "config").read_text()
-    return cfg.replace(str(gpu_host.home / ".ssh" / "known_hosts"), str(home / ".ssh" / "known_hosts"))
+    return str(cfg.replace(str(gpu_host.home / ".ssh" / "known_hosts"), str(home / ".ssh" / "known_hosts")))
 
 
 def wait(gpu_host, *args: str, timeout: float = 90):  # type: ignore[no-untyped-def]

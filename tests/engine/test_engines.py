@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT, coldwatch, json_lines
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import engines  # noqa: E402
+import engines  # type: ignore[import-not-found]  # noqa: E402 - scripts/ is not a package; its path is added above
 
 from coldwatch.sim import free_port  # noqa: E402
 
@@ -188,7 +188,7 @@ def failed_soon_after(r: subprocess.CompletedProcess[bytes], watch: LogWatch, ex
 def test_real_engine_ready_phases_and_latency(eng: Engine, tmp: Path) -> None:
     """Exit 0, the phases the engine really goes through, detected soon after the first good completion."""
     srv = Server(eng, tmp)
-    stop, first = threading.Event(), []
+    stop, first = threading.Event(), list[float]()
     poller = threading.Thread(target=engines.first_completion, args=(srv.port, stop, first), daemon=True)
     poller.start()
     try:
