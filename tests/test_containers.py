@@ -3,6 +3,11 @@ container's main process (image built locally with `docker import`, see dockerfi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import json
 import os
 import shutil
@@ -150,7 +155,7 @@ def test_an_earlier_run_never_counts(image: str, containers: list[str], tmp_path
     assert "ready" not in [p["phase"] for p in evs[-1]["phases"]]
 
 
-def test_through_ssh(image: str, containers: list[str], gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_through_ssh(image: str, containers: list[str], gpu_host: GpuHost) -> None:
     """The same over the loopback sshd as HOST, as a user in the docker group: ready, with the GPU feed and the
     container's state through the one streaming sampler."""
     subprocess.run(["usermod", "-aG", "docker", hostfix.USER], check=True, capture_output=True)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import os
 import re
 import shutil
@@ -62,7 +67,7 @@ def test_ci_examples_are_valid_yaml_shape() -> None:
 
 
 @pytest.mark.ssh
-def test_deploy_script_against_ssh_host(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_deploy_script_against_ssh_host(gpu_host: GpuHost) -> None:
     """examples/deploy/deploy.sh waits through the loopback SSH server and exits 0."""
     sim = gpu_host.start_sim("ready")
     env = {**os.environ, **gpu_host.env, "RESTART": "0", "PATH": f"{ROOT}/.venv/bin:{os.environ['PATH']}"}

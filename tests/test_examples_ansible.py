@@ -4,6 +4,11 @@ stops the roll before the third batch is touched."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import os
 import shutil
 import subprocess
@@ -23,7 +28,7 @@ def _ansible() -> str | None:
 
 
 @pytest.mark.skipif(_ansible() is None, reason="ansible-core is not installed (a test extra: pip install -e '.[test]')")
-def test_rolling_restart_stops_at_the_batch_that_fails(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_rolling_restart_stops_at_the_batch_that_fails(gpu_host: GpuHost, tmp_path: Path) -> None:
     """Batch 1 ready, batch 2 has an OOM: the play fails there, batch 3 is never restarted, and each
     gated batch left its JUnit report."""
     cfg_ssh = gpu_host.home / ".ssh" / "config"

@@ -3,6 +3,11 @@ number, a wrong port, a re-run deploy) get a clear answer, never a traceback or 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import datetime as dt
 import re
 import subprocess
@@ -201,7 +206,7 @@ ActiveEnterTimestamp=
 """What systemd 252's `systemctl show -p …` prints for a unit that does not exist (exit status 0)."""
 
 
-def test_a_missing_unit_is_a_usage_error_like_a_missing_container(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_unit_is_a_usage_error_like_a_missing_container(gpu_host: GpuHost) -> None:
     """`--unit` naming no unit on the host (over the loopback sshd): exit 2 and one line naming it, the
     same answer as a container that does not exist, never `FAILED [exited]` (3). With --log-cmd the
     watch goes on without a supervisor instead."""
@@ -239,7 +244,7 @@ def _final_frame(stderr: bytes) -> str:
     return text[top:] if top >= 0 else text
 
 
-def test_a_fleets_final_frame_agrees_with_its_verdict(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_fleets_final_frame_agrees_with_its_verdict(gpu_host: GpuHost, tmp_path: Path) -> None:
     """A fleet of three ready servers with the live panel: the last frame shows every row ready (no
     `▶ … warmup` drawn before the verdict) and no `starting 0s` phase list of a server of its own."""
     from test_fleet import _fleet

@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import ast
 import re
 import subprocess
@@ -123,7 +128,7 @@ def test_ssh_config_include_loop_is_a_usage_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.ssh
-def test_wait_through_an_alias_from_an_included_file(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_wait_through_an_alias_from_an_included_file(gpu_host: GpuHost, tmp_path: Path) -> None:
     """An alias defined only in an Included file, its port and user from a Match block: wait connects and is ready."""
     cfg = (gpu_host.home / ".ssh" / "config").read_text()
     fields = dict(re.findall(r"^\s+(\w+) (.+)$", cfg, re.M))

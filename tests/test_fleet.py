@@ -3,6 +3,11 @@ ssh config), a mix of ready, failed, stalled and unreachable, watched from one c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 from pathlib import Path
 
 import pytest
@@ -15,7 +20,7 @@ pytestmark = [pytest.mark.ssh, pytest.mark.slow]
 MIX = ["ready"] * 30 + ["oom"] * 10 + ["hang_load"] * 5 + ["unreachable"] * 5
 
 
-def _fleet(gpu_host, tmp_path: Path, mix: list[str]) -> tuple[list[str], Path]:  # type: ignore[no-untyped-def]
+def _fleet(gpu_host: GpuHost, tmp_path: Path, mix: list[str]) -> tuple[list[str], Path]:
     """One ssh alias and one [targets.NAME] table per server; unreachable ones point at a closed port."""
     cfg_ssh = gpu_host.home / ".ssh" / "config"
     text = cfg_ssh.read_text()
@@ -43,7 +48,7 @@ def _fleet(gpu_host, tmp_path: Path, mix: list[str]) -> tuple[list[str], Path]: 
     return names, cfg
 
 
-def test_fifty_servers_one_table_one_result(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_fifty_servers_one_table_one_result(gpu_host: GpuHost, tmp_path: Path) -> None:
     """Every target gets its own right verdict; the run's result lists them all and exits with the most
     severe code (3 failed before 5 stalled before 4 unreachable); --min-ready 60% makes it 0."""
     names, cfg = _fleet(gpu_host, tmp_path, MIX)
@@ -64,7 +69,7 @@ def test_fifty_servers_one_table_one_result(gpu_host, tmp_path: Path) -> None:  
     assert "30/50 ready" in res["reason"]
 
 
-def test_min_ready_share_and_plain_table(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_min_ready_share_and_plain_table(gpu_host: GpuHost, tmp_path: Path) -> None:
     """--min-ready 60%: 3 of 5 ready is enough (exit 0); the plain output ends with one row per target."""
     names, cfg = _fleet(gpu_host, tmp_path, ["ready", "ready", "ready", "oom", "unreachable"])
     r = coldwatch("wait", *names, "--config", str(cfg), "--min-ready", "60%", "-o", "plain", env=gpu_host.env, timeout=120)

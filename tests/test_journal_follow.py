@@ -4,6 +4,11 @@ across a resume from the cursor; and the warning for a server whose stdout reach
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import json
 import subprocess
 import sys
@@ -66,7 +71,7 @@ def journal_host(gpu_host):  # type: ignore[no-untyped-def]
     return gpu_host
 
 
-def test_follower_prints_the_start_then_follows_and_resumes_from_the_cursor(journal_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_follower_prints_the_start_then_follows_and_resumes_from_the_cursor(journal_host: GpuHost, tmp_path: Path) -> None:
     """Scoped by --since: the lines before the follower started come first, then the live ones; a
     second follower after a drop continues from the cursor with nothing lost or repeated."""
     time.sleep(1.05 - time.time() % 1.0)  # this start's first second holds no earlier test's lines
@@ -88,7 +93,7 @@ def test_follower_prints_the_start_then_follows_and_resumes_from_the_cursor(jour
         w.wait()
 
 
-def test_without_python3_on_the_host_journalctl_follows(journal_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_without_python3_on_the_host_journalctl_follows(journal_host: GpuHost, tmp_path: Path) -> None:
     """A host without python3: the same command runs journalctl -f and the lines still arrive."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -117,7 +122,7 @@ def test_without_python3_on_the_host_journalctl_follows(journal_host, tmp_path: 
         w.wait()
 
 
-def test_block_buffered_server_is_warned_about(journal_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_block_buffered_server_is_warned_about(journal_host: GpuHost, tmp_path: Path) -> None:
     """A server whose stdout to journald is block-buffered (no PYTHONUNBUFFERED) hands journald its log
     8 KB at a time: coldwatch says so once, naming the setting; a line-buffered one is not warned about."""
     lines = [x for i in range(200) for x in (f"line-{i}", "sleep=0.02")]
@@ -153,7 +158,7 @@ def test_one_big_traceback_is_not_a_lump_warning() -> None:
     assert src.lumps.warning() is not None
 
 
-def test_wait_warns_about_a_lumpy_unit_log(journal_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_wait_warns_about_a_lumpy_unit_log(journal_host: GpuHost, tmp_path: Path) -> None:
     """`coldwatch wait --unit` on a server whose stdout is block-buffered: one warning naming the fix."""
     from conftest import coldwatch, json_lines
 

@@ -5,6 +5,11 @@ port that accepts an SSH connection and never speaks, and a fleet behind the loo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import contextlib
 import json
 import os
@@ -165,7 +170,7 @@ def test_signal_during_ssh_connect_ends_with_a_result(mute_port: int, tmp_path: 
 
 
 @pytest.mark.ssh
-def test_fleet_ends_within_seconds_of_sigterm(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_fleet_ends_within_seconds_of_sigterm(gpu_host: GpuHost, tmp_path: Path) -> None:
     cfg_ssh = gpu_host.home / ".ssh" / "config"
     text = cfg_ssh.read_text()
     block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0]

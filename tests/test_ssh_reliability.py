@@ -3,6 +3,11 @@ signals during connect and --check answered with a result, bounded identity and 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +18,7 @@ from conftest import coldwatch
 pytestmark = pytest.mark.ssh
 
 
-def _home(gpu_host, tmp_path: Path, known_hosts: str) -> Path:  # type: ignore[no-untyped-def]
+def _home(gpu_host: GpuHost, tmp_path: Path, known_hosts: str) -> Path:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     cfg = (gpu_host.home / ".ssh" / "config").read_text()
@@ -37,7 +42,7 @@ def _ssh_connects(home: Path) -> bool:
     return r.returncode == 0
 
 
-def test_cert_authority_and_revoked_lines_connect_as_ssh_does(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cert_authority_and_revoked_lines_connect_as_ssh_does(gpu_host: GpuHost, tmp_path: Path) -> None:
     host_key = " ".join((gpu_host.fix / "host_ed25519.pub").read_text().split()[:2])
     ca, old = _other_key(tmp_path, "ca"), _other_key(tmp_path, "old")
     kh = f"@cert-authority *.example.com {ca}\n@revoked * {old}\n[127.0.0.1]:{gpu_host.port} {host_key}\n"
@@ -50,7 +55,7 @@ def test_cert_authority_and_revoked_lines_connect_as_ssh_does(gpu_host, tmp_path
     assert r.returncode == 0, r.stderr.decode()
 
 
-def test_revoked_host_key_is_refused_as_ssh_refuses_it(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_revoked_host_key_is_refused_as_ssh_refuses_it(gpu_host: GpuHost, tmp_path: Path) -> None:
     host_key = " ".join((gpu_host.fix / "host_ed25519.pub").read_text().split()[:2])
     home = _home(gpu_host, tmp_path, f"@revoked * {host_key}\n[127.0.0.1]:{gpu_host.port} {host_key}\n")
     assert not _ssh_connects(home)
@@ -59,7 +64,7 @@ def test_revoked_host_key_is_refused_as_ssh_refuses_it(gpu_host, tmp_path: Path)
     assert r.returncode == 4 and "REVOKED" in err and "Traceback" not in err and "internal error" not in err
 
 
-def test_hung_gpu_command_warns_once_and_never_piles_up(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_hung_gpu_command_warns_once_and_never_piles_up(gpu_host: GpuHost, tmp_path: Path) -> None:
     """nvidia-smi that never answers: one warning, and never more than one copy on the host."""
     import json
     import time
@@ -87,7 +92,7 @@ def test_hung_gpu_command_warns_once_and_never_piles_up(gpu_host, tmp_path: Path
     assert not [ln for ln in gpu_host.user_processes() if marker in ln]
 
 
-def test_every_remote_command_ends_on_the_host_at_its_deadline(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_every_remote_command_ends_on_the_host_at_its_deadline(gpu_host: GpuHost) -> None:
     """A command that never ends: the call returns at its deadline and nothing of it stays on the host."""
     import time
 
@@ -118,7 +123,7 @@ def test_every_remote_command_ends_on_the_host_at_its_deadline(gpu_host) -> None
     assert left == []
 
 
-def test_a_keepalive_reply_held_up_in_coldwatch_is_not_a_hung_link(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_a_keepalive_reply_held_up_in_coldwatch_is_not_a_hung_link(gpu_host: GpuHost) -> None:
     """A fleet on few cores: the server answers the keepalive, but coldwatch's own reader is too busy to
     take the reply in time. That is a slow watcher, not a dead link (no false 'connection lost'); a
     connection whose server sends nothing at all, not even a keepalive reply, is still hung."""

@@ -3,6 +3,11 @@ processes, real py-spy from PyPI, real /proc), on this machine and through the l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import os
 import re
 import shutil
@@ -109,7 +114,7 @@ USER = "cwstack"
 these tests' own, so that no other test's clean-up of the fixture's user ends the server)."""
 
 
-def stack_user(gpu_host) -> str:  # type: ignore[no-untyped-def]
+def stack_user(gpu_host: GpuHost) -> str:
     """An SSH alias of the loopback host that logs in as USER (same key and stand-ins)."""
     if subprocess.run(["id", USER], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], check=True, capture_output=True)
@@ -125,7 +130,7 @@ def stack_user(gpu_host) -> str:  # type: ignore[no-untyped-def]
 
 @needs_pyspy
 @pytest.mark.ssh
-def test_through_ssh_as_the_servers_user(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_through_ssh_as_the_servers_user(gpu_host: GpuHost, tmp_path: Path) -> None:
     assert PYSPY is not None
     shutil.copy(PYSPY, gpu_host.fix / "bin" / "py-spy")  # on the session's PATH, as on a GPU host
     alias = stack_user(gpu_host)
@@ -157,7 +162,7 @@ def test_a_real_gloo_collective_one_rank_never_joins(server: tuple[Path, dict]) 
 
 @needs_pyspy
 @pytest.mark.ssh
-def test_split_over_two_nodes_names_the_worker_its_rank_and_frame(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_split_over_two_nodes_names_the_worker_its_rank_and_frame(gpu_host: GpuHost, tmp_path: Path) -> None:
     """TP0 on the head spins in all_reduce; TP1 on the worker (its own network namespace and sshd)
     hangs in a read: stalled, naming the worker, TP1 and its frame."""
     import hostfix

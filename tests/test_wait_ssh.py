@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import time
 from pathlib import Path
 
@@ -13,7 +18,7 @@ pytestmark = pytest.mark.ssh
 ORDER = ["dist_init", "weight_load", "marlin_repack", "draft_init", "kv_alloc", "jit_compile", "graph_capture", "warmup", "ready"]
 
 
-def _own_known_hosts(gpu_host, home: Path) -> str:  # type: ignore[no-untyped-def]
+def _own_known_hosts(gpu_host: GpuHost, home: Path) -> str:
     """The fixture's ssh config, but with known_hosts in ``home``."""
     cfg = (gpu_host.home / ".ssh" / "config").read_text()
     return str(cfg.replace(str(gpu_host.home / ".ssh" / "known_hosts"), str(home / ".ssh" / "known_hosts")))
@@ -23,7 +28,7 @@ def wait(gpu_host, *args: str, timeout: float = 90):  # type: ignore[no-untyped-
     return coldwatch("wait", *args, "--output", "json", env=gpu_host.env, timeout=timeout)
 
 
-def test_ready_through_ssh_one_handshake(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_ready_through_ssh_one_handshake(gpu_host: GpuHost) -> None:
     """Ready over SSH: exit 0, every phase in order, GPU samples, and exactly one SSH handshake."""
     sim = gpu_host.start_sim("ready")
     before = gpu_host.handshakes()
@@ -43,7 +48,7 @@ def test_ready_through_ssh_one_handshake(gpu_host) -> None:  # type: ignore[no-u
     assert res["ssh_bytes"]["sent"] > 0 and res["ssh_bytes"]["received"] > 0
 
 
-def test_journald_default_path(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_journald_default_path(gpu_host: GpuHost) -> None:
     """The default journalctl -u UNIT -f -a path over SSH: real journald, CR-joined bars, scoped by --since."""
     if gpu_host.cgroup is None:
         pytest.skip("no cgroup2 hierarchy for a journald unit")
@@ -56,7 +61,7 @@ def test_journald_default_path(gpu_host) -> None:  # type: ignore[no-untyped-def
     assert any(e["event"] == "progress" and e["phase"] == "weight_load" and e["done"] == 64 for e in evs)
 
 
-def test_oom_in_capture_exits_3_with_cause(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_oom_in_capture_exits_3_with_cause(gpu_host: GpuHost) -> None:
     """An OOM during graph capture: exit 3, kind oom, the allocator's line as the cause."""
     sim = gpu_host.start_sim("oom")
     r = wait(gpu_host, "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url)
@@ -66,7 +71,7 @@ def test_oom_in_capture_exits_3_with_cause(gpu_host) -> None:  # type: ignore[no
     assert "CUDA out of memory" in res["reason"]
 
 
-def test_silent_death_exits_3(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_silent_death_exits_3(gpu_host: GpuHost) -> None:
     """The process dies with nothing in the log: the unit state decides, exit 3."""
     sim = gpu_host.start_sim("silent_death")
     r = wait(gpu_host, "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url, "--interval", "0.5")
@@ -75,7 +80,7 @@ def test_silent_death_exits_3(gpu_host) -> None:  # type: ignore[no-untyped-def]
     assert res["failure_kind"] == "killed" and res["phase"] == "weight_load"
 
 
-def test_error_body_with_choices_is_never_ready(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_error_body_with_choices_is_never_ready(gpu_host: GpuHost) -> None:
     """HTTP 200 whose body is an error mentioning 'choices': not ready; the deadline passes (124)."""
     sim = gpu_host.start_sim("error_body")
     r = wait(gpu_host, "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url, "--timeout", "8s", "--interval", "0.5")
@@ -84,7 +89,7 @@ def test_error_body_with_choices_is_never_ready(gpu_host) -> None:  # type: igno
     assert res["outcome"] == "timeout" and "200 but no choices" in res["reason"]
 
 
-def test_no_remote_process_left_behind(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_no_remote_process_left_behind(gpu_host: GpuHost) -> None:
     """After a run, the remote tail/journalctl and samplers are gone."""
     sim = gpu_host.start_sim("oom")
     wait(gpu_host, "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url)
@@ -95,7 +100,7 @@ def test_no_remote_process_left_behind(gpu_host) -> None:  # type: ignore[no-unt
     assert gpu_host.user_processes() == []
 
 
-def test_unknown_host_key_refused_then_accepted(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_host_key_refused_then_accepted(gpu_host: GpuHost, tmp_path: Path) -> None:
     """An unknown key: exit 4 naming its fingerprint; --accept-new-host-key records it and connects."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -111,7 +116,7 @@ def test_unknown_host_key_refused_then_accepted(gpu_host, tmp_path: Path) -> Non
     assert f"[127.0.0.1]:{gpu_host.port} ssh-ed25519" in (home / ".ssh" / "known_hosts").read_text()
 
 
-def test_changed_host_key_always_refused(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_changed_host_key_always_refused(gpu_host: GpuHost, tmp_path: Path) -> None:
     """A changed key is refused even with --accept-new-host-key, naming both fingerprints."""
     import subprocess
 
@@ -126,7 +131,7 @@ def test_changed_host_key_always_refused(gpu_host, tmp_path: Path) -> None:  # t
     assert r.returncode == 4 and "CHANGED" in err and err.count("SHA256:") == 2
 
 
-def test_wrong_port_is_unreachable(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_port_is_unreachable(gpu_host: GpuHost) -> None:
     """Nothing listens: one line, exit 4."""
     from coldwatch.sim import free_port
 
@@ -135,7 +140,7 @@ def test_wrong_port_is_unreachable(gpu_host) -> None:  # type: ignore[no-untyped
     assert r.returncode == 4 and "refused" in err.lower() and len(err.strip().splitlines()) == 1
 
 
-def test_api_key_never_printed(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_api_key_never_printed(gpu_host: GpuHost) -> None:
     """The API key appears in no output (JSON, plain) and not in the history file."""
     sim = gpu_host.start_sim("ready")
     secret = "sk-SECRET-0123456789"
@@ -146,7 +151,7 @@ def test_api_key_never_printed(gpu_host) -> None:  # type: ignore[no-untyped-def
     assert secret not in hist.read_text() and (hist.stat().st_mode & 0o777) == 0o600
 
 
-def test_proxyjump_from_ssh_config(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_proxyjump_from_ssh_config(gpu_host: GpuHost, tmp_path: Path) -> None:
     """A ~/.ssh/config alias with ProxyJump: connected through the jump host (two handshakes), then ready."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -172,7 +177,7 @@ def test_proxyjump_from_ssh_config(gpu_host, tmp_path: Path) -> None:  # type: i
     assert gpu_host.handshakes() - hs == 2
 
 
-def test_interrupt_leaves_no_remote_process(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_interrupt_leaves_no_remote_process(gpu_host: GpuHost) -> None:
     """Ctrl-C mid-wait over SSH: exit 130, and the remote follower and samplers are gone."""
     import os
     import signal

@@ -5,6 +5,11 @@ with COLDWATCH_RECORD_FIXTURES=1 (they land in tests/fixtures/logs/real/, see re
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import json
 import os
 import re
@@ -308,7 +313,7 @@ def test_real_engine_child_killed_mid_start(eng: Engine, tmp: Path) -> None:
 
 @pytest.mark.ssh
 @each_engine
-def test_real_engine_through_ssh_and_journald(eng: Engine, gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_real_engine_through_ssh_and_journald(eng: Engine, gpu_host: GpuHost) -> None:
     """The real engine writing to the journal under a unit cgroup (its \\r progress bars included), watched
     over the loopback sshd on the default journalctl path: exit 0 with its phases; one SSH connection."""
     if gpu_host.cgroup is None:

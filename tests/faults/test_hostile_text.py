@@ -4,6 +4,11 @@ speaking a fake SSH banner, the loopback sshd, the real CLI in a subprocess."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import json
 import os
 import random
@@ -241,7 +246,7 @@ def test_ssh_banner_is_inert(banner: bytes, shown: str) -> None:
 
 
 @pytest.mark.ssh
-def test_remote_stderr_is_inert(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_remote_stderr_is_inert(gpu_host: GpuHost) -> None:
     """A remote command's stderr (through the loopback sshd) shown in a warning: escaped."""
     sim = gpu_host.start_sim("ready")
     r = coldwatch(
@@ -457,7 +462,7 @@ def test_classifier_miss_memory_is_bounded_by_bytes() -> None:
 # ---- 7. known_hosts written by --accept-new-host-key ---------------------------------------
 
 
-def _status_env(gpu_host, tmp_path: Path, hash_known_hosts: bool = False) -> tuple[dict[str, str], Path]:  # type: ignore[no-untyped-def]
+def _status_env(gpu_host: GpuHost, tmp_path: Path, hash_known_hosts: bool = False) -> tuple[dict[str, str], Path]:
     kh = tmp_path / "new" / "known_hosts"
     cfg = (gpu_host.home / ".ssh" / "config").read_text()
     if hash_known_hosts:
@@ -472,7 +477,7 @@ def _status(env: dict[str, str], *more: str) -> Any:
 
 
 @pytest.mark.ssh
-def test_known_hosts_created_private_and_plain(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_known_hosts_created_private_and_plain(gpu_host: GpuHost, tmp_path: Path) -> None:
     """A new known_hosts: mode 0600 in a 0700 directory; names in the clear when nothing asks for hashing."""
     env, kh = _status_env(gpu_host, tmp_path)
     r = _status(env, "--accept-new-host-key")
@@ -482,7 +487,7 @@ def test_known_hosts_created_private_and_plain(gpu_host, tmp_path: Path) -> None
 
 
 @pytest.mark.ssh
-def test_known_hosts_hashed_when_the_file_hashes(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_known_hosts_hashed_when_the_file_hashes(gpu_host: GpuHost, tmp_path: Path) -> None:
     """A known_hosts that already hashes its names gets a hashed entry, which the next run accepts."""
     env, kh = _status_env(gpu_host, tmp_path)
     kh.parent.mkdir()
@@ -499,7 +504,7 @@ def test_known_hosts_hashed_when_the_file_hashes(gpu_host, tmp_path: Path) -> No
 
 
 @pytest.mark.ssh
-def test_known_hosts_hashed_when_ssh_config_says_so(gpu_host, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_known_hosts_hashed_when_ssh_config_says_so(gpu_host: GpuHost, tmp_path: Path) -> None:
     """HashKnownHosts yes in ssh_config: the recorded name is hashed."""
     env, kh = _status_env(gpu_host, tmp_path, hash_known_hosts=True)
     r = _status(env, "--accept-new-host-key")

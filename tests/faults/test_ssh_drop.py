@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hostfix import GpuHost
+
 import contextlib
 import json
 import os
@@ -38,7 +43,7 @@ def _no_watch_left() -> Iterator[None]:
                 pipe.close()
 
 
-def _start(gpu_host, *args: str) -> subprocess.Popen[bytes]:  # type: ignore[no-untyped-def]
+def _start(gpu_host: GpuHost, *args: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, **gpu_host.env}
     p = subprocess.Popen(
         [sys.executable, "-m", "coldwatch", "wait", "gpu1", *args, "--output", "json"],
@@ -50,7 +55,7 @@ def _start(gpu_host, *args: str) -> subprocess.Popen[bytes]:  # type: ignore[no-
     return p
 
 
-def _sessions(gpu_host, before: set[int], timeout: float = 30.0) -> list[int]:  # type: ignore[no-untyped-def]
+def _sessions(gpu_host: GpuHost, before: set[int], timeout: float = 30.0) -> list[int]:
     """coldwatch's new sshd sessions, once it has connected (on a busy machine its start takes seconds)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -61,7 +66,7 @@ def _sessions(gpu_host, before: set[int], timeout: float = 30.0) -> list[int]:  
     return []
 
 
-def _kill_sessions(gpu_host, before: set[int]) -> list[int]:  # type: ignore[no-untyped-def]
+def _kill_sessions(gpu_host: GpuHost, before: set[int]) -> list[int]:
     pids = [p for p in gpu_host.session_pids() if p not in before]
     for p in pids:
         os.kill(p, signal.SIGKILL)
@@ -74,7 +79,7 @@ def _expected_lines(path) -> int:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("journal", [False, True], ids=["log-cmd", "journald"])
-def test_session_killed_mid_wait_reconnects_without_loss(gpu_host, journal: bool) -> None:  # type: ignore[no-untyped-def]
+def test_session_killed_mid_wait_reconnects_without_loss(gpu_host: GpuHost, journal: bool) -> None:
     """Kill coldwatch's sshd session mid-load: it reconnects, loses and repeats no log line, exits 0."""
     if journal and gpu_host.cgroup is None:
         pytest.skip("no cgroup2 hierarchy for a journald unit")
@@ -100,7 +105,7 @@ def test_session_killed_mid_wait_reconnects_without_loss(gpu_host, journal: bool
         assert expected - 2 <= res["log_lines"] <= expected
 
 
-def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host: GpuHost) -> None:
     """sshd stopped (listener and session) for longer than --reconnect-for: exit 4 with the last phase."""
     sim = gpu_host.start_sim("ready", 1.0)
     before = set(gpu_host.session_pids())
@@ -121,7 +126,7 @@ def test_sshd_down_longer_than_reconnect_for_exits_4(gpu_host) -> None:  # type:
     assert reason.count("last phase") == 1 and reason.count("elapsed") == 1, reason  # said once, not twice
 
 
-def test_hung_session_is_detected_and_replaced(gpu_host) -> None:  # type: ignore[no-untyped-def]
+def test_hung_session_is_detected_and_replaced(gpu_host: GpuHost) -> None:
     """The SSH session hangs (its sshd process SIGSTOPped, the TCP connection still up): no keepalive answer
     within the ping timeout -> reconnect on a new connection -> ready, exit 0."""
     sim = gpu_host.start_sim("ready", 1.2)
