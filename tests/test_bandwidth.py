@@ -173,6 +173,7 @@ def test_loop_device_cache_warm(loopfs: tuple[Path, str]) -> None:
     assert v[0]["fstype"] == "ext4" and v[0]["devices"] == [os.path.basename(dev)]
 
 
+@pytest.mark.serial  # the loader must have its core: beside parallel workers it gets half of one
 def test_loop_device_loader_bound(loopfs: tuple[Path, str]) -> None:
     """Cold weights, a loader burning one core per block: the disk mostly idle: loader-bound."""
     model, _ = loopfs
