@@ -382,6 +382,7 @@ def test_an_exited_container_gives_its_cause_not_a_port_error(image: str, contai
     assert snap["failure_kind"] == "oom" and snap["cause"].startswith("torch.OutOfMemoryError")
 
 
+@pytest.mark.serial  # beside parallel workers it was once judged 'exited' before the logged cause arrived (a race not yet found)
 def test_a_crash_looping_container_gives_its_cause(image: str, containers: list[str], tmp_path: Path) -> None:
     """`--restart always` around an NCCL-style crash: caught between two runs (restarting, no published
     port), the watch fails with the logged cause, not a usage error."""
