@@ -198,9 +198,7 @@ class Sim:
             raise
 
     def bind(self) -> None:
-        if self.server is None:
-            self.reserve()
-        assert self.server is not None
+        assert self.server is not None, "run() reserves the port first"
         self.server.server_activate()
         (self.dir / "bound.ts").write_text(f"{time.time():.6f}")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -219,6 +217,7 @@ class Sim:
 
     def run(self, delay: float = 0.0) -> None:
         if not self.virtual:
+            self.reserve()  # the port is ours from the start, listened on when the server serves
             threading.Thread(target=self.gpu_writer, daemon=True).start()
         if delay:  # the unit is starting, nothing logged yet (a fleet restarted at one moment)
             self.unit("activating", "start")
@@ -705,8 +704,6 @@ def main(argv: list[str] | None = None) -> int:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, on_term)
-    if not a.virtual:
-        sim.reserve()
     sim.run(a.delay)
     if a.virtual:
         out.flush()
