@@ -137,3 +137,55 @@ def test_the_final_frame_shows_every_node_ready_under_ready(gpu_host, worker, tm
     assert len(rows) == 2, frame
     assert all("✓" in ln and "ready" in ln and "READY" in ln for ln in rows), frame
     assert "warmup " not in "".join(rows), frame
+
+
+def test_a_cut_off_host_ends_coldwatch_s_commands_while_the_link_stays_down(gpu_host, worker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A black hole keeps the SSH channel open on the host (sshd never hears that the client went),
+    so the log follower and the sampler would run there until the link came back. They hear
+    coldwatch's heartbeats; when those stop they end, with everything they started, in about 20 s."""
+    if worker is None:
+        pytest.skip("needs the network-namespace worker host")
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "quiet.log"
+    log.write_text("[2026-12-01 10:00:00] Init torch distributed begin.\n")
+    gpu = tmp_path / "gpu.csv"
+    gpu.write_text("0, 1000, 97871, 0\n")
+    holder = subprocess.Popen(["sleep", "300"])  # the "server" process the sampler samples
+    env = {**gpu_host.env}
+    args = ["wait", "gpu2", "--log-cmd", f"tail -n +1 -F {log}", "--gpu-cmd", f"cat {gpu}", "--pid", str(holder.pid)]
+    args += ["--interval", "0.5", "--timeout", "180s", "--reconnect-for", "170s", "--stall-after", "170s", "-o", "json"]
+    p = subprocess.Popen([sys.executable, "-m", "coldwatch", *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def remote() -> list[str]:
+        out = subprocess.run(["ip", "netns", "pids", worker.name], capture_output=True, text=True).stdout
+        names = []
+        for pid in (int(x) for x in out.split() if x.isdigit()):
+            try:
+                names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+            except OSError:
+                pass
+        return names
+
+    try:
+        deadline = time.time() + 30
+        while not ({"tail", "python3"} <= set(remote())) and time.time() < deadline:
+            time.sleep(0.2)
+        assert {"tail", "python3"} <= set(remote()), remote()
+        worker.link(False)
+        cut = time.time()
+        while ({"tail", "python3"} & set(remote())) and time.time() < cut + 40:
+            time.sleep(0.5)
+        gone_after = time.time() - cut
+        left = {"tail", "python3", "cat", "sleep"} & set(remote())
+        assert not left, f"still on the host {gone_after:.0f} s after the link went dark: {sorted(left)}"
+        assert 15 <= gone_after <= 30, gone_after  # not while heartbeats still come; not long after they stop
+    finally:
+        p.terminate()
+        p.wait(10)
+        holder.kill()
+        holder.wait()
+        worker.link(True)
+        worker.kill_sessions()

@@ -52,9 +52,24 @@ def q(value: str) -> str:
     return shlex.quote(value)
 
 
+HEARTBEAT_S = 2.0
+"""coldwatch sends one byte down every follower's channel this often (``hosts/ssh.py``)."""
+HEARTBEAT_DEAD_S = 20.0
+"""A follower that hears nothing for this long ends on the host, with everything it started: the link
+is gone (a black hole never closes the channel, and sshd without ClientAlive never notices), and
+coldwatch, which has reconnected or ended by then, no longer reads it."""
+
+WATCHER = (
+    "import os, select\n"
+    f"while select.select([0], [], [], {HEARTBEAT_DEAD_S:g})[0] and os.read(0, 512):\n"
+    "    pass\n"
+)
+"""Reads the channel until its end or until the heartbeats stop."""
+
 FOLLOW_SCRIPT = (
     'command -v setsid >/dev/null 2>&1 || exec sh -c "$1"; exec 3<&0; '
-    'setsid sh -c "$1" <&3 & p=$!; { cat >/dev/null; kill -TERM -"$p" 2>/dev/null; } <&3 & w=$!; '
+    'setsid sh -c "$1" </dev/null & p=$!; '
+    '{ python3 -c "$2" || { [ $? -eq 127 ] && cat; }; kill -TERM -"$p"; } <&3 >/dev/null 2>&1 & w=$!; '
     'wait "$p"; rc=$?; kill "$w" 2>/dev/null; exit "$rc"'
 )
 
@@ -69,7 +84,9 @@ def with_deadline(cmd: str, seconds: float) -> str:
 
 def until_closed(cmd: str) -> str:
     """``cmd`` wrapped so that it ends when the channel that runs it closes, even if it never writes
-    again (``tail -F`` of a log that went quiet would otherwise outlive the watch on the host): it
-    runs in its own process group, killed when its stdin (the channel) reaches its end; its exit
-    status is kept. Without ``setsid`` on the host the command runs as it is."""
-    return f"sh -c {q(FOLLOW_SCRIPT)} coldwatch-follow {q(cmd)}"
+    again (``tail -F`` of a log that went quiet would otherwise outlive the watch on the host), and
+    when coldwatch's heartbeats stop (a link that went dark keeps the channel open on the host): it
+    runs in its own process group, with stdin from /dev/null, killed when the channel reaches its end
+    or is silent for ``HEARTBEAT_DEAD_S`` (without python3 on the host: at its end only); its exit
+    status is kept. Without ``setsid`` on the host the command runs as it is, the channel its stdin."""
+    return f"sh -c {q(FOLLOW_SCRIPT)} coldwatch-follow {q(cmd)} {q(WATCHER)}"

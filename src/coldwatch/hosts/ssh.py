@@ -22,6 +22,7 @@ import select
 import shlex
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ import paramiko
 
 from coldwatch.errors import ConfigError, UnreachableError
 from coldwatch.files import IDENTITY_LIMIT, check_regular, exists
-from coldwatch.hosts.base import RunResult, TcpStream, until_closed, with_deadline
+from coldwatch.hosts.base import HEARTBEAT_S, RunResult, TcpStream, until_closed, with_deadline
 
 MAX_OUTPUT = 4 << 20
 """At most this much of one command's stdout (and of its stderr) is kept."""
@@ -206,10 +207,13 @@ class _Pinger:
     """The keepalive requests of one SSH connection, asked by one thread of its own that lives as long
     as the connection (it used to be a new thread per ping). paramiko's ``global_request`` has no
     timeout; the asker waits on ``done`` for as long as it likes, and a request still unanswered is
-    not sent again: the next ask waits on the same one."""
+    not sent again: the next ask waits on the same one. The same thread sends the followers'
+    heartbeats (one byte down each follower's channel every ``HEARTBEAT_S``), by which their commands
+    know on the host that coldwatch still reads them."""
 
-    def __init__(self, transport: paramiko.Transport, name: str) -> None:
+    def __init__(self, transport: paramiko.Transport, name: str, channels: list[paramiko.Channel]) -> None:
         self.transport = transport
+        self.channels = channels
         self.wanted = threading.Event()
         self.done = threading.Event()
         self.done.set()
@@ -224,14 +228,25 @@ class _Pinger:
 
     def _run(self) -> None:
         t = self.transport
+        beat = time.monotonic()
         while t.is_active():
-            if not self.wanted.wait(5.0):
+            asked = self.wanted.wait(max(0.0, beat + HEARTBEAT_S - time.monotonic()))
+            if time.monotonic() >= beat + HEARTBEAT_S:
+                beat = time.monotonic()
+                self._beat()
+            if not asked:
                 continue
             self.wanted.clear()
             with contextlib.suppress(Exception):
                 t.global_request("keepalive@openssh.com", wait=True)
             self.done.set()
         self.done.set()
+
+    def _beat(self) -> None:
+        for chan in list(self.channels):
+            if chan.get_transport() is self.transport and not chan.closed and chan.send_ready():
+                with contextlib.suppress(Exception):
+                    chan.send(b"\n")
 
 
 class SshFollower:
@@ -379,6 +394,7 @@ class SshHost:
         chan.set_combine_stderr(True)
         chan.exec_command(until_closed(cmd))
         self._channels.append(chan)
+        self._pinger_for(self.transport)  # its heartbeats keep the command alive on the host
         return SshFollower(chan)
 
     def connect_tcp(self, host: str, port: int, timeout: float) -> TcpStream:
@@ -391,6 +407,11 @@ class SshHost:
         except (paramiko.SSHException, EOFError) as exc:
             raise ConnectionError(f"SSH tunnel to {host}:{port} failed: {exc}") from None
         return chan
+
+    def _pinger_for(self, t: paramiko.Transport) -> _Pinger:
+        if self._pinger is None or self._pinger.transport is not t:
+            self._pinger = _Pinger(t, self.name, self._channels)
+        return self._pinger
 
     def alive(self) -> bool:
         t = self._client.get_transport()
@@ -414,9 +435,7 @@ class SshHost:
         if self._counter is not None and before > self._heard:
             self._heard = before  # the server spoke since the last ping (the sampler's records): no need to ask
             return True
-        if self._pinger is None or self._pinger.transport is not t:
-            self._pinger = _Pinger(t, self.name)
-        answered = self._pinger.ask(timeout)
+        answered = self._pinger_for(t).ask(timeout)
         self._heard = self.bytes[1]
         return t.is_active() and (answered or self._heard > before or self._unread())
 
