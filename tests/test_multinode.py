@@ -4,6 +4,7 @@ simulator node, log, GPU feed and process; HTTP on the head only. One verdict.""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -163,10 +164,8 @@ def test_a_cut_off_host_ends_coldwatch_s_commands_while_the_link_stays_down(gpu_
         out = subprocess.run(["ip", "netns", "pids", worker.name], capture_output=True, text=True).stdout
         names = []
         for pid in (int(x) for x in out.split() if x.isdigit()):
-            try:
+            with contextlib.suppress(OSError):
                 names.append(Path(f"/proc/{pid}/comm").read_text().strip())
-            except OSError:
-                pass
         return names
 
     try:

@@ -110,6 +110,30 @@ def test_wait_ends_on_a_signal_at_random_instants(server, tmp_path: Path) -> Non
     assert max(took) < 3.0, took  # within 1 s when the machine is not loaded; a margin for a shared one
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_a_signal_before_the_handlers_are_loaded_still_ends_with_a_result(sig: signal.Signals, tmp_path: Path) -> None:
+    """The first milliseconds: a signal that comes after the entry point's first line but before the
+    run's handlers and the CLI are loaded is held, then ends the run as any other (exit 130/143, the
+    result line, the JUnit file), never a KeyboardInterrupt traceback or a silent death."""
+    junit = tmp_path / "j.xml"
+    args = ["coldwatch", "wait", "--log-cmd", "sleep 60", "--gpu-cmd", "true", "-o", "json", "--junit", str(junit)]
+    code = (
+        "import os, signal, sys\n"
+        "import coldwatch.launch as launch\n"  # its first lines hold a signal; nothing else of coldwatch is loaded
+        f"os.kill(os.getpid(), {int(sig)})\n"
+        f"sys.argv = {args!r}\n"
+        "launch.entry()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30, env=env)
+    assert r.returncode == SIGNALS[sig], r.stderr.decode()[-1500:]
+    assert b"Traceback" not in r.stderr, r.stderr.decode()[-1500:]
+    lines = [json.loads(ln) for ln in r.stdout.decode().splitlines() if ln.strip()]
+    assert lines and lines[-1]["event"] == "result" and lines[-1]["exit_code"] == SIGNALS[sig], r.stdout.decode()[-500:]
+    case = ET.parse(junit).getroot().find("./testsuite/testcase")
+    assert case is not None and case.find("error") is not None
+
+
 def test_signal_during_the_check_ends_with_a_result(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url, handler = server
     handler.ready = True

@@ -9,13 +9,13 @@ Library use::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing is not imported at start-up: the console entry point loads this package first
 __version__ = "0.1.0"
 __all__ = ["__version__", "replay_file", "wait"]
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from coldwatch.phases import Span
     from coldwatch.verdict import Verdict

@@ -8,8 +8,22 @@ threads of the SSH transports took 50-110 ms between a verdict and the exit that
 
 from __future__ import annotations
 
-import os
-import sys
+import _signal  # type: ignore[import-not-found]  # the C module, no stubs (``signal`` loads enum first)
+
+_early: list[int] = []
+"""A signal that came before ``ending`` was installed: handled as soon as it is."""
+
+
+def _early_signal(signum: int, frame: object) -> None:
+    if not _early:
+        _early.append(signum)
+
+
+_signal.signal(_signal.SIGINT, _early_signal)
+_signal.signal(_signal.SIGTERM, _early_signal)
+
+import os  # noqa: E402
+import sys  # noqa: E402
 
 
 def _exit_now(code: int) -> None:
@@ -33,6 +47,8 @@ def entry() -> None:
         sys.stdout.flush()
         sys.exit(0)  # nothing heavy is loaded yet: the teardown costs nothing here
     try:
+        if _early:  # it came while ending was loading: end as if it came now
+            os.kill(os.getpid(), _early[0])
         from coldwatch.cli import main
     except (KeyboardInterrupt, Terminated):  # the signal came while the CLI was being imported
         from coldwatch.cli import interrupted  # later signals are ignored: this import completes
