@@ -59,11 +59,7 @@ HEARTBEAT_DEAD_S = 20.0
 is gone (a black hole never closes the channel, and sshd without ClientAlive never notices), and
 coldwatch, which has reconnected or ended by then, no longer reads it."""
 
-WATCHER = (
-    "import os, select\n"
-    f"while select.select([0], [], [], {HEARTBEAT_DEAD_S:g})[0] and os.read(0, 512):\n"
-    "    pass\n"
-)
+WATCHER = f"import os, select\nwhile select.select([0], [], [], {HEARTBEAT_DEAD_S:g})[0] and os.read(0, 512):\n    pass\n"
 """Reads the channel until its end or until the heartbeats stop."""
 
 FOLLOW_SCRIPT = (
