@@ -3,7 +3,8 @@ real start-up logs, per corpus: outcome, last phase and failure-kind accuracy, a
 the file, what the label says, what coldwatch said and the line that decided it.
 
 Corpora: shared (the team's fixture logs), real (recorded from real engines here), composed (our
-format-string logs), public (real logs from public bug reports and repositories, labelled blind).
+format-string logs), public (real logs from public bug reports and repositories, labelled blind), blind26 and blind30
+(later sets labelled and frozen before their first run; FIRST_SCORE.txt in each holds that first score).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 _TEAM = ROOT.parent / "shared" / "fixtures" / "logs"
 SHARED = Path(os.environ.get("COLDWATCH_SHARED_LOGS", _TEAM if _TEAM.is_dir() else LOGS / "shared"))  # a clone: the copy
-CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public", "blind26": LOGS / "blind26"}
+CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public", "blind26": LOGS / "blind26", "blind30": LOGS / "blind30"}
 
 
 @dataclass
