@@ -133,9 +133,15 @@ class RuleSet:
     """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
     warning: list[TaggedRegex] = field(default_factory=list)
     """Lines that are no failure but that a user must hear about (a weight cache that fell back to disk): message."""
+    text_phase: list[TaggedRegex] = field(default_factory=list)
+    """A failure's own text -> the phase it can only have happened in ([[frame]] with text instead of
+    pattern: CUDA's capture-only errors)."""
     timing: list[TaggedRegex] = field(default_factory=list)
     """Lines where the engine reports its own duration of a step ('Loading weights took 26.93 seconds'):
     key, and the pattern's groups named s (seconds) and optionally key2/s2 for a second figure."""
+    error_sites: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    """Per engine: a raw line's level and logger tag that make it the start failing ([engine] error_sites:
+    vLLM's '(EngineCore pid=1) ERROR 03-05 12:36:31 [core.py:1006] ...')."""
 
 
 def _phase(value: Any, where: str) -> str:
@@ -241,6 +247,9 @@ def _kind_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> No
 
 
 def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    if e.get("text") is not None and e.get("pattern") is None:
+        rules.text_phase.append(TaggedRegex(_phase(e.get("phase"), where), _pattern(e, where, key="text")))
+        return
     rx = _pattern(e, where)
     if e.get("kind") is not None:
         rules.frame_kind.append(TaggedRegex(_kind(e["kind"], where), rx))
@@ -292,6 +301,12 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         det = eng.get("detect", [])
         if det:
             rules.detect[engine] = _compile("|".join(scoped(p) for p in det), f"{source} [engine] detect")
+        sites = eng.get("error_sites", [])
+        if sites:
+            if not isinstance(sites, list) or not all(isinstance(x, str) and x for x in sites):
+                raise ConfigError(f"{source} [engine] error_sites: a list of logger file names ('core.py')")
+            tags = "|".join(re.escape(x) for x in sites)
+            rules.error_sites[engine] = _compile(rf"\bERROR\b[^\[\]]{{0,40}}\[(?:{tags}):\d+\] ", f"{source} [engine] error_sites")
     for table, (parse, named) in _TABLES.items():
         for i, e in enumerate(data.get(table, [])):
             where = f"{source} [[{table}]] #{i + 1}" + (f" ({e.get('id', '?')})" if named else "")
@@ -362,7 +377,9 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.cause),
         dict(base.kind_phase),
         list(base.warning),
+        list(base.text_phase),
         list(base.timing),
+        dict(base.error_sites),
     )
     for path in extra:
         from coldwatch.files import RULES_LIMIT, read_text
