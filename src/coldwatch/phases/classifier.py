@@ -175,10 +175,10 @@ class Classifier:
         return out
 
     def _error_site(self, line: LogLine) -> None:
-        """An ERROR line logged at one of the engine's fatal sites ([engine] error_sites) that is not a
-        traceback's own line: the start is failing (the message, one line of it, is what it says)."""
-        raw = line.raw
-        if "ERROR" not in raw or not self.rules.error_sites:
+        """An ERROR line logged at one of vLLM's fatal sites (the structure map's error_sites, read from
+        its source) that is not a traceback's own line: the start is failing (the message, or one line
+        of it, is what it says)."""
+        if "ERROR" not in line.raw:
             return
         st = self._state
         if st.failure is not None and st.failure.definitive:
@@ -186,10 +186,8 @@ class Classifier:
         text = line.text
         if not text or text[0].isspace() or text.startswith(("Traceback", "File ", "^", "~")) or st.in_traceback:
             return
-        for eng, rx in self.rules.error_sites.items():
-            if st.applies(eng) and rx.search(raw):
-                self._causes.fail("exception", f"{eng}.error_site", text, line.t, "fatal")
-                return
+        if st.applies("vllm") and self._structure.error_site(line.raw) is not None:
+            self._causes.fail("exception", "vllm.error_site", text, line.t, "fatal")
 
     def _detect_engine(self, raw: str) -> None:
         for eng, rx in self._detect.items():

@@ -139,9 +139,6 @@ class RuleSet:
     timing: list[TaggedRegex] = field(default_factory=list)
     """Lines where the engine reports its own duration of a step ('Loading weights took 26.93 seconds'):
     key, and the pattern's groups named s (seconds) and optionally key2/s2 for a second figure."""
-    error_sites: dict[str, re.Pattern[str]] = field(default_factory=dict)
-    """Per engine: a raw line's level and logger tag that make it the start failing ([engine] error_sites:
-    vLLM's '(EngineCore pid=1) ERROR 03-05 12:36:31 [core.py:1006] ...')."""
 
 
 def _phase(value: Any, where: str) -> str:
@@ -301,12 +298,6 @@ def _parse(data: dict[str, Any], source: str, engine: str, rules: RuleSet) -> No
         det = eng.get("detect", [])
         if det:
             rules.detect[engine] = _compile("|".join(scoped(p) for p in det), f"{source} [engine] detect")
-        sites = eng.get("error_sites", [])
-        if sites:
-            if not isinstance(sites, list) or not all(isinstance(x, str) and x for x in sites):
-                raise ConfigError(f"{source} [engine] error_sites: a list of logger file names ('core.py')")
-            tags = "|".join(re.escape(x) for x in sites)
-            rules.error_sites[engine] = _compile(rf"\bERROR\b[^\[\]]{{0,40}}\[(?:{tags}):\d+\] ", f"{source} [engine] error_sites")
     for table, (parse, named) in _TABLES.items():
         for i, e in enumerate(data.get(table, [])):
             where = f"{source} [[{table}]] #{i + 1}" + (f" ({e.get('id', '?')})" if named else "")
@@ -379,7 +370,6 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.warning),
         list(base.text_phase),
         list(base.timing),
-        dict(base.error_sites),
     )
     for path in extra:
         from coldwatch.files import RULES_LIMIT, read_text
