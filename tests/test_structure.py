@@ -500,3 +500,18 @@ def test_sglangs_communicators_being_built_are_dist_init() -> None:
         "sglang-1  | [2025-11-01 16:50:36 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between these two devices.\n"
     )
     assert verdict(log)[:2] == ("incomplete", "dist_init")
+
+
+def test_a_cut_traceback_logged_at_a_fatal_site_is_still_a_cut_traceback() -> None:
+    """The indented body of a traceback that vLLM's EngineCore logged (each line tagged [core.py:N]) is
+    no message of its own: cut before its exception line, the type stays unknown, and the reason is
+    not a source line."""
+    e = "(EngineCore_DP0 pid=626) ERROR 12-05 07:51:00 [core.py:708] "
+    log = (
+        e + "    return func(*args, **kwargs)\n"
+        + e + '  File "/vllm-workspace/vllm/vllm/worker/worker_base.py", line 248, in init_worker\n'
+        + e + "    self.worker = worker_class(**kwargs)\n"
+    )  # fmt: skip
+    _, v = replay([log.encode()])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "other")
+    assert "return func" not in v.reason

@@ -28,10 +28,10 @@ FLOORS = {
     # b041 (vLLM EngineCore ERROR [core.py] lines only) and b045 (SGLang's communicator set-up) now right
     "blind26": (100.0, 100.0, 83.0),
     # the blind 2026-12 corpus: first score with the unchanged code outcome 93.0, last phase 89.5, kind 31.2
-    # (oom/nccl 3/7); after the structural rules of issue 23 outcome 100, last phase 96.5, kind 50.0 (oom/nccl
+    # (oom/nccl 3/7); after the structural rules of issue 23 outcome 100, last phase 96.5, kind 46.9 (oom/nccl
     # 7/7). Most kind misses are a label convention ('exception' for a traceback cut before its exception
     # line, where coldwatch says 'other': the text does not give the type) - findings, not labels to edit
-    "blind30": (100.0, 96.0, 50.0),
+    "blind30": (100.0, 96.0, 46.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0}

@@ -81,6 +81,8 @@ class StructureMap:
         m = _TAG.search(raw)
         if m is None or "ERROR" not in raw[max(0, m.start() - 48) : m.start()]:
             return None
+        if raw.startswith("  ", m.end()):
+            return None  # an indented line after the tag: the body of a traceback logged at that site
         return self.error_sites.get(m.group(1))
 
 
