@@ -110,6 +110,7 @@ class TracebackReader:
             text = text[len(st.tb_prefix) :].lstrip()
         if _EXC.match(text):
             st.in_traceback = False
+            st.chain_at = -1  # the outer traceback of a chain ends with its own exception line
             f = st.failure
             if f is None:
                 st.failure = Failure("exception", text, "common.exception_line", t, definitive=False, root=text)
