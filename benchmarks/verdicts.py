@@ -1,9 +1,11 @@
 """python -m benchmarks.verdicts [--json FILE] [--corpus NAME]: coldwatch's verdicts against labelled
 real start-up logs, per corpus: outcome, last phase and failure-kind accuracy, and every miss with
-the file, what the label says, what coldwatch said and the line that decided it.
+the file, what the label says, what coldwatch said and the line that decided it. The oom/nccl figure
+is the kind accuracy on the failures labelled oom or nccl alone.
 
 Corpora: shared (the team's fixture logs), real (recorded from real engines here), composed (our
-format-string logs), public (real logs from public bug reports and repositories, labelled blind).
+format-string logs), public (real logs from public bug reports and repositories, labelled blind), blind26 and blind30
+(later sets labelled and frozen before their first run; FIRST_SCORE.txt in each holds that first score).
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 _TEAM = ROOT.parent / "shared" / "fixtures" / "logs"
 SHARED = Path(os.environ.get("COLDWATCH_SHARED_LOGS", _TEAM if _TEAM.is_dir() else LOGS / "shared"))  # a clone: the copy
-CORPORA = {"shared": SHARED, "real": LOGS / "real", "composed": LOGS, "public": LOGS / "public", "blind26": LOGS / "blind26"}
+CORPORA = {
+    "shared": SHARED,
+    "real": LOGS / "real",
+    "composed": LOGS,
+    "public": LOGS / "public",
+    "blind26": LOGS / "blind26",
+    "blind30": LOGS / "blind30",
+}
 
 
 @dataclass
@@ -33,6 +42,9 @@ class Score:
     phase: int = 0
     kind_n: int = 0
     kind: int = 0
+    hard_n: int = 0
+    """Failed logs labelled oom or nccl (the kinds a user acts on differently: memory, the network)."""
+    hard: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
 
     def pct(self, a: int, b: int) -> float:
@@ -44,9 +56,11 @@ class Score:
             "outcome_pct": round(self.pct(self.outcome, self.n), 1),
             "phase_pct": round(self.pct(self.phase, self.phase_n), 1),
             "kind_pct": round(self.pct(self.kind, self.kind_n), 1),
+            "oom_nccl_pct": round(self.pct(self.hard, self.hard_n), 1),
             "outcome": [self.outcome, self.n],
             "phase": [self.phase, self.phase_n],
             "kind": [self.kind, self.kind_n],
+            "oom_nccl": [self.hard, self.hard_n],
             "misses": self.misses,
         }
 
@@ -62,7 +76,8 @@ def judge_file(path: Path) -> dict[str, Any]:
         j, v = replay(read_chunks(fh))
     st = j.state
     deciding = v.reason if v.outcome != "incomplete" else st.last_line
-    return {"outcome": v.outcome, "phase": v.phase, "kind": v.failure_kind, "line": deciding[:200]}
+    outcome = getattr(v.outcome, "value", v.outcome)  # the plain word in the report, not the enum's repr
+    return {"outcome": outcome, "phase": v.phase, "kind": v.failure_kind, "line": deciding[:200]}
 
 
 def score(folder: Path) -> Score:
@@ -85,6 +100,9 @@ def score(folder: Path) -> Score:
             s.kind_n += 1
             ok_k = got["kind"] == lab["failure_kind"]
             s.kind += ok_k
+            if lab["failure_kind"] in ("oom", "nccl"):
+                s.hard_n += 1
+                s.hard += ok_k
         if not (ok_o and ok_p and ok_k):
             s.misses.append(
                 {
@@ -111,11 +129,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<9} no labelled logs at {CORPORA[name]}")
             continue
         out[name] = s.as_dict()
-        for f in ("n", "outcome", "phase_n", "phase", "kind_n", "kind"):
+        for f in ("n", "outcome", "phase_n", "phase", "kind_n", "kind", "hard_n", "hard"):
             setattr(total, f, getattr(total, f) + getattr(s, f))
         print(
             f"{name:<9} {s.n:4d} logs  outcome {s.pct(s.outcome, s.n):5.1f}% ({s.outcome}/{s.n})  "
             f"last phase {s.pct(s.phase, s.phase_n):5.1f}% ({s.phase}/{s.phase_n})  kind {s.pct(s.kind, s.kind_n):5.1f}% ({s.kind}/{s.kind_n})"
+            f"  oom/nccl {s.pct(s.hard, s.hard_n):5.1f}% ({s.hard}/{s.hard_n})"
         )
         if not a.quiet:
             for m in s.misses:
@@ -124,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'all':<9} {total.n:4d} logs  outcome {total.pct(total.outcome, total.n):5.1f}%  "
         f"last phase {total.pct(total.phase, total.phase_n):5.1f}%  kind {total.pct(total.kind, total.kind_n):5.1f}%"
+        f"  oom/nccl {total.pct(total.hard, total.hard_n):5.1f}%"
     )
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))

@@ -11,7 +11,8 @@ reviewed in the diff like any rule change; rerun this per engine release.
 What is hand-written here is the SPEC: directories and modules that belong to one phase as a whole,
 and, inside modules that orchestrate several phases (a model runner, a scheduler), function-name
 patterns. What comes from the source: every module that exists under those directories, every
-function that matches (so a new module or a renamed function shows in the diff), and the logger tags:
+function that matches (so a new module or a renamed function shows in the diff), the modules whose ERROR
+lines are the start failing with every ERROR message they hold (error_sites, error_calls), and the logger tags:
 a module's tag names a phase only when every function of it that logs belongs to that phase, and a
 bare file name (vLLM's INFO format, `[default_loader.py:397]`) only when no other module of the tree
 has that name with another phase. A spec entry that matches nothing in any snapshot is reported (the
@@ -185,6 +186,13 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/engine/llm_engine.py", r"_initialize_kv_caches", "kv_alloc"),
             ("vllm/spec_decode/", r"init_device|load_model|__init__", "draft_init"),
         ],
+        # modules whose ERROR lines are the start failing (judged from their ERROR sites, which the map
+        # lists for review): every ERROR-level call of vllm/v1/engine/core.py ends the engine or a call
+        # (run_engine_core's 'EngineCore failed to start.', a failed utility call, a request's error;
+        # before the server is up there are no requests); vllm/worker/worker_base.py logs ERROR only in
+        # execute_method's except block, before it re-raises. A bare file name counts when every other
+        # module of that name logs nothing at ERROR level.
+        "error_sites": [("vllm/v1/engine/core.py",), ("vllm/worker/worker_base.py",)],
     },
     # vLLM's Ascend plugin (NPU): its own runner and worker, logged in vLLM's format
     "vllm_ascend": {
@@ -225,6 +233,8 @@ class Tree:
 
     modules: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     logging: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    errors: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(dict))
+    """module -> function -> the messages it logs at ERROR level (logger.error/exception/critical)."""
     sources: list[str] = field(default_factory=list)
 
 
@@ -244,14 +254,41 @@ def _logs(node: ast.AST) -> bool:
     return False
 
 
-def _functions(source: bytes) -> tuple[set[str], set[str]]:
-    """Every def in a module (methods and nested ones by their own name) and those whose body logs."""
+_ERROR_LEVEL = ("error", "exception", "critical")
+
+
+def _errors(node: ast.AST) -> set[str]:
+    """The messages (format strings) a function logs at ERROR level or above."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr in _ERROR_LEVEL
+                and isinstance(f.value, ast.Name)
+                and f.value.id in ("logger", "log", "_logger")
+            ):
+                arg = sub.args[0] if sub.args else None
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    out.add(arg.value)
+                elif isinstance(arg, ast.JoinedStr):
+                    out.add("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in arg.values))
+                else:
+                    out.add("<computed message>")
+    return out
+
+
+def _functions(source: bytes) -> tuple[set[str], set[str], dict[str, set[str]]]:
+    """Every def in a module (methods and nested ones by their own name), those whose body logs, and the
+    messages each top-level def logs at ERROR level."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return set(), set()
+        return set(), set(), {}
     names: set[str] = set()
     logging: set[str] = set()
+    errors: dict[str, set[str]] = {}
 
     def visit(node: ast.AST, top: str | None) -> None:
         for child in ast.iter_child_nodes(node):
@@ -260,12 +297,14 @@ def _functions(source: bytes) -> tuple[set[str], set[str]]:
                 owner = top or child.name
                 if top is None and _logs(child):
                     logging.add(owner)
+                if top is None and (msgs := _errors(child)):
+                    errors.setdefault(owner, set()).update(msgs)
                 visit(child, owner)
             else:
                 visit(child, top)
 
     visit(tree, None)
-    return names, logging
+    return names, logging, errors
 
 
 def read_tree(engine: str, sources: list[str]) -> Tree:
@@ -287,10 +326,12 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
             size = int(out[i:header_end].split()[2])
             body = out[header_end + 1 : header_end + 1 + size]
             i = header_end + 1 + size + 1
-            names, logging = _functions(body)
+            names, logging, errors = _functions(body)
             mod = p[len(prefix) :]
             tree.modules[mod] |= names
             tree.logging[mod] |= logging
+            for fn, msgs in errors.items():
+                tree.errors[mod].setdefault(fn, set()).update(msgs)
         for p in paths:  # every module's name, for the bare-file-name tags
             tree.modules.setdefault(p[len(prefix) :], set())
     return tree
@@ -298,7 +339,32 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
 
 def _relevant(engine: str, mod: str) -> bool:
     spec = SPEC[engine]
-    return any(mod.startswith(m[0]) for m in spec["modules"]) or any(mod.startswith(f[0]) for f in spec["functions"])
+    names = {e[0].rsplit("/", 1)[-1] for e in spec.get("error_sites", [])}  # and every module named like one
+    return (
+        any(mod.startswith(m[0]) for m in spec["modules"])
+        or any(mod.startswith(f[0]) for f in spec["functions"])
+        or mod.rsplit("/", 1)[-1] in names
+    )
+
+
+def error_sites(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str]]:
+    """The logger tags whose ERROR lines are the start failing (tag -> module), and every ERROR-level
+    message of those modules ('module::function' -> messages) for review."""
+    tags: dict[str, str] = {}
+    calls: dict[str, str] = {}
+    for (mod,) in SPEC[engine].get("error_sites", []):
+        if mod not in tree.modules:
+            print(f"{engine}: error site {mod} is in none of these snapshots", file=sys.stderr)
+            continue
+        tags[_shrink(mod)] = mod
+        name = mod.rsplit("/", 1)[-1]
+        sites = {m for (m,) in SPEC[engine]["error_sites"]}
+        others = [m for m in tree.modules if m.rsplit("/", 1)[-1] == name and m not in sites]
+        if not any(tree.errors.get(m) for m in others):
+            tags[name] = mod
+        for fn, msgs in sorted(tree.errors.get(mod, {}).items()):
+            calls[f"{mod}::{fn}"] = " | ".join(sorted(msgs))
+    return tags, calls
 
 
 def build(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str], dict[str, str], list[str]]:
@@ -402,6 +468,11 @@ def main(argv: list[str] | None = None) -> int:
         lines += _toml_table(f"{engine}.functions", functions)
         if engine != "sglang":  # vLLM's logger format (its plugins log through it)
             lines += _toml_table(f"{engine}.tags", tags)
+        sites, calls = error_sites(engine, tree)
+        if sites:
+            lines += _toml_table(f"{engine}.error_sites", sites)
+            lines += ["# every ERROR-level message of those modules, per function (review these per release)"]
+            lines += _toml_table(f"{engine}.error_calls", calls)
         shown = f", {len(tags)} tags" if engine != "sglang" else ""
         print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
     a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")

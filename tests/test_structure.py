@@ -384,3 +384,134 @@ def test_an_exception_line_alone_is_no_failure() -> None:
     """A logged exception line that no traceback follows decides nothing by itself."""
     _, v = replay([b"[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\nValueError: a retried probe failed\n"])
     assert v.outcome == "incomplete"
+
+
+def test_a_chained_tracebacks_outer_frames_place_the_inner_error() -> None:
+    """'During handling of the above exception': the first traceback is the error (its kind), the second
+    one's frames are where the engine was (SGLang capturing a graph around a fused MoE kernel)."""
+    log = (
+        '  File "/opt/conda/lib/python3.10/site-packages/sglang/srt/layers/moe/topk.py", line 322, in biased_grouped_topk_gpu\n'
+        "    topk_weights, topk_ids = moe_fused_gate(\n"
+        "RuntimeError: CUDA error: out of memory\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/sglang/srt/model_executor/cuda_graph_runner.py", line 336, in __init__\n'
+        "    self.capture()\n"
+    )
+    assert verdict(log) == ("failed", "graph_capture", "oom")
+
+
+def test_an_error_cuda_raises_only_during_capture_is_in_capture() -> None:
+    """CUDA refuses an operation 'when stream is capturing' only while a graph is being captured: the
+    error's own text places it when no frame does."""
+    log = (
+        "[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\n"
+        "RuntimeError: CUDA error: operation not permitted when stream is capturing\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/sglang/srt/managers/scheduler.py", line 2255, in run_scheduler_process\n'
+        "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, pp_rank, dp_rank)\n"
+    )
+    assert verdict(log) == ("failed", "graph_capture", "exception")
+    # the same scheduler frames with another error stay where the log was
+    other = log.replace("operation not permitted when stream is capturing", "invalid argument")
+    assert verdict(other)[1] == "starting"
+
+
+def test_torchs_graph_capture_below_a_compiled_graph_is_capture_not_jit() -> None:
+    """vLLM's piecewise backend (a compilation module) captures CUDA graphs inside the compiled graph: an
+    OOM in torch.cuda.graph's capture_end is in capture; the same backend frame alone stays JIT."""
+    p = "(VllmWorker rank=3 pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] "
+    frames = [
+        ("vllm/compilation/backends.py", "__call__"),
+        ("torch/cuda/graphs.py", "__exit__"),
+        ("torch/cuda/graphs.py", "capture_end"),
+    ]
+    log = "".join(f'{p}  File "/usr/local/lib/python3.10/site-packages/{f}", line 1, in {fn}\n' for f, fn in frames)
+    log += p + "RuntimeError: CUDA error: out of memory\n"
+    assert verdict(log) == ("failed", "graph_capture", "oom")
+    only_jit = "".join(x + "\n" for x in log.splitlines() if "torch/cuda" not in x)
+    assert verdict(only_jit) == ("failed", "jit_compile", "oom")
+
+
+def test_an_nccl_error_carrying_a_cuda_oom_is_oom() -> None:
+    """torch's NCCL error names the collective library's last error after 'Last error:'; when that is
+    "Cuda failure 'out of memory'" the innermost error is the OOM (and teardown frames place nothing)."""
+    w = "(VllmWorker rank=7 pid=240) "
+    log = (
+        w + '  File "/usr/local/lib/python3.12/dist-packages/vllm/distributed/parallel_state.py", line 1085, in destroy_model_parallel\n'
+        + w + "    _TP.destroy()\n"
+        + w + "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.cpp:133, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+        + w + "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+        + w + "Last error:\n"
+        + w + "Cuda failure 'out of memory'\n"
+        + "ERROR 05-21 09:27:46 [multiproc_executor.py:123] Worker proc VllmWorker-6 died unexpectedly,\n"
+    )  # fmt: skip
+    assert verdict(log) == ("failed", "starting", "oom")
+    assert verdict(log.replace("out of memory", "invalid argument")) == ("failed", "dist_init", "nccl")
+
+
+def test_nccls_own_error_path_is_an_nccl_failure() -> None:
+    """NCCL prints 'file.cc:LINE -> RES' (NCCLCHECK) and "Cuda failure '...'" (CUDACHECK) only on its error
+    path: a log that ends there failed in the collectives; one where the start goes on did not."""
+    head = "INFO 08-01 10:00:00 [parallel_state.py:1] world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://h:1 backend=nccl\n"
+    err = (
+        "h:44712:44746 [2] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'\n"
+        "h:44712:44746 [2] NCCL INFO init.cc:1010 -> 1\n"
+        "h:44712:44746 [2] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    )
+    assert verdict(head + err) == ("failed", "dist_init", "nccl")
+    went_on = head + err + "INFO 08-01 10:00:09 [gpu_model_runner.py:1] Starting to load model m...\n"
+    assert verdict(went_on)[0] == "incomplete"
+    # success chatter is no failure ('-> 0' is not printed by NCCL; ncclInProgress is 7)
+    assert verdict(head + "h:1:2 [0] NCCL INFO init.cc:1 -> 7\n")[0] == "incomplete"
+
+
+def test_torchs_watchdog_failure_is_nccl() -> None:
+    log = (
+        "distributed-sglang-0:206:10697 [1] NCCL INFO Connected all trees\n"
+        "[rank1]:[E909 08:45:30.126335825 ProcessGroupNCCL.cpp:2252] [PG ID 2 PG GUID 3 Rank 1]  failure detected by watchdog at work sequence id: 40231 PG status: last enqueued work: 40267, last completed work: 40230\n"
+    )
+    assert verdict(log) == ("failed", "dist_init", "nccl")
+
+
+def test_vllm_error_lines_from_its_fatal_sites_fail_the_start() -> None:
+    """Every ERROR site of vllm/v1/engine/core.py ends the engine or a call, and its multi-line messages
+    carry the tag on each line; worker_base.py logs ERROR only before it re-raises. Other modules' ERROR
+    lines (a probe that failed and was retried) decide nothing by themselves."""
+    e = "(EngineCore_DP0 pid=160843) ERROR 03-05 12:36:31 [core.py:1006] "
+    assert verdict(e + "hip runtime failed to load.\n" + e + "Error: Please provide architecture.\n") == ("failed", "starting", "exception")
+    cut = "(RayWorkerWrapper pid=206994, ip=192.168.10.25) ERROR 03-27 10:29:13 [worker_base.py:620] Error executing metho\n"
+    assert verdict(cut)[0] == "failed"
+    other = "(APIServer pid=1) ERROR 09-26 23:38:47 [config.py:130] Error retrieving safetensors: offline mode is enabled.\n"
+    assert verdict(other)[0] == "incomplete"
+    assert verdict(e.replace("ERROR", "INFO") + "Waiting for init message from front-end.\n")[0] == "incomplete"
+
+
+def test_sglangs_communicators_being_built_are_dist_init() -> None:
+    """SGLang's pynccl and custom all-reduce set-up lines (sglang/srt/distributed) when the 'Init torch
+    distributed begin' line is not in the text."""
+    log = (
+        "sglang-1  | [2025-11-01 16:50:36 TP0] sglang is using nccl==2.27.3\n"
+        "sglang-1  | [2025-11-01 16:50:36 TP1] Setup Custom allreduce failed with CUDART error: peer access is not supported between these two devices.\n"
+    )
+    assert verdict(log)[:2] == ("incomplete", "dist_init")
+
+
+def test_a_cut_traceback_logged_at_a_fatal_site_is_still_a_cut_traceback() -> None:
+    """The indented body of a traceback that vLLM's EngineCore logged (each line tagged [core.py:N]) is
+    no message of its own: cut before its exception line, the type stays unknown, and the reason is
+    not a source line."""
+    e = "(EngineCore_DP0 pid=626) ERROR 12-05 07:51:00 [core.py:708] "
+    log = (
+        e + "    return func(*args, **kwargs)\n"
+        + e + '  File "/vllm-workspace/vllm/vllm/worker/worker_base.py", line 248, in init_worker\n'
+        + e + "    self.worker = worker_class(**kwargs)\n"
+    )  # fmt: skip
+    _, v = replay([log.encode()])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "other")
+    assert "return func" not in v.reason

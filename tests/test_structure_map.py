@@ -74,3 +74,36 @@ def test_the_shipped_map_is_the_generators_format() -> None:
     for engine in data.values():
         assert engine["sources"] and all("@" in s and len(s.split("@")[1]) == 40 for s in engine["sources"])
         assert all("::" in k for k in engine["functions"])
+
+
+def test_the_generator_lists_vllms_fatal_error_sites_and_their_messages(tmp_path: Path) -> None:
+    """The modules whose ERROR lines fail the start get their tags (the DEBUG path, and the bare name
+    unless another module of that name logs at ERROR level), with every ERROR message listed for review."""
+    sglang = _repo(tmp_path / "sglang", {"python/sglang/srt/model_loader/loader.py": "def load_model():\n    pass\n"})
+    vllm = _repo(
+        tmp_path / "vllm",
+        {
+            "vllm/v1/engine/core.py": (
+                "def run_engine_core():\n    try:\n        pass\n    except Exception:\n"
+                "        logger.exception('EngineCore failed to start.')\n        raise\n"
+                "def step():\n    logger.info('not an error')\n"
+            ),
+            "vllm/worker/worker_base.py": "def execute_method(m):\n    msg = f'Error executing method {m!r}.'\n    logger.exception(msg)\n",
+            # another worker_base.py that logs at ERROR level: the bare name would be ambiguous
+            "vllm/v1/worker/worker_base.py": "def f():\n    logger.error(f'bad {1}')\n",
+        },
+    )
+    out = tmp_path / "structure.toml"
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    vl = tomllib.loads(out.read_text())["vllm"]
+    assert vl["error_sites"] == {
+        "core.py": "vllm/v1/engine/core.py",
+        "v1/engine/core.py": "vllm/v1/engine/core.py",
+        "worker/worker_base.py": "vllm/worker/worker_base.py",
+    }
+    assert vl["error_calls"]["vllm/v1/engine/core.py::run_engine_core"] == "EngineCore failed to start."
+    assert vl["error_calls"]["vllm/worker/worker_base.py::execute_method"] == "<computed message>"
+    assert "vllm/v1/engine/core.py::step" not in vl["error_calls"]

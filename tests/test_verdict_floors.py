@@ -24,9 +24,17 @@ FLOORS = {
     "composed": (100.0, 100.0, 100.0),
     "public": (99.0, 98.0, 98.5),
     # the blind 2026 corpus, scored with the rules written before it was seen (first score with the
-    # unchanged code: outcome 98.2, last phase 76.4, kind 77.8); its misses are findings, not labels to edit
-    "blind26": (98.0, 98.0, 77.0),
+    # unchanged code: outcome 98.2, last phase 76.4, kind 77.8); its misses are findings, not labels to edit;
+    # b041 (vLLM EngineCore ERROR [core.py] lines only) and b045 (SGLang's communicator set-up) now right
+    "blind26": (100.0, 100.0, 83.0),
+    # the blind 2026-12 corpus: first score with the unchanged code outcome 93.0, last phase 89.5, kind 31.2
+    # (oom/nccl 3/7); after the structural rules of issue 23 outcome 100, last phase 96.5, kind 46.9 (oom/nccl
+    # 7/7). Most kind misses are a label convention ('exception' for a traceback cut before its exception
+    # line, where coldwatch says 'other': the text does not give the type) - findings, not labels to edit
+    "blind30": (100.0, 96.0, 46.0),
 }
+# the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
+HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0}
 
 
 @pytest.mark.parametrize("corpus", sorted(FLOORS))
@@ -40,3 +48,14 @@ def test_verdicts_stay_above_their_floors(corpus: str) -> None:
     misses = "\n".join(f"{m['file']}: want {m['want']} got {m['got']} ({m['line'][:100]!r})" for m in s.misses)
     for name, value, floor in zip(("outcome", "last phase", "kind"), got, FLOORS[corpus], strict=True):
         assert value >= floor, f"{corpus} {name} {value:.1f}% < floor {floor}%; misses:\n{misses}"
+
+
+@pytest.mark.parametrize("corpus", sorted(HARD_FLOORS))
+def test_oom_and_nccl_kinds_stay_above_their_floors(corpus: str) -> None:
+    """The failures labelled oom or nccl: the kind must be that one."""
+    folder = verdicts.CORPORA[corpus]
+    if not verdicts.labels(folder):
+        pytest.skip(f"no labelled logs at {folder}")
+    s = verdicts.score(folder)
+    hard = [m for m in s.misses if m["want"][2] in ("oom", "nccl") and m["got"][2] != m["want"][2]]
+    assert s.hard_n and s.pct(s.hard, s.hard_n) >= HARD_FLOORS[corpus], f"{corpus}: {hard}"

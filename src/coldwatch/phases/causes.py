@@ -8,6 +8,7 @@ it. Pure, no clock, no I/O.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from coldwatch.phases.rules import RuleSet
 from coldwatch.phases.state import Failure, Outbox, Span, State
@@ -15,6 +16,8 @@ from coldwatch.phases.structure import StructureMap
 
 TB_HEAD = "Traceback (most recent call last)"
 _BARE_EXC = re.compile(r"^[\w.]+$")
+_NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?[NR]CCL (?:INFO|WARN) ")
+"""NCCL's own log line ('host:pid:tid [dev] NCCL WARN ...'), a C logger's: no Python frame follows it."""
 
 
 class CauseRanker:
@@ -32,7 +35,10 @@ class CauseRanker:
         f = st.failure
         if f is None:
             st.failure = Failure(kind, text, rule, t, definitive=(role != "candidate"))
-            st.in_traceback = role == "candidate" or "Traceback" in text
+            # a candidate opens a traceback (its frames may follow), except the collective library's own
+            # C log lines ('NCCL INFO file.cc:12 -> 1'), which no Python frame follows
+            native = _NCCL_LINE.match(text) is not None
+            st.in_traceback = (role == "candidate" and not native) or "Traceback" in text
             if role != "candidate" and not st.in_traceback:
                 st.frames.clear()
             if st.failure.definitive:
@@ -121,9 +127,18 @@ class CauseRanker:
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or self._log_phase() or self.rules.kind_phase.get(f.kind)
+        f.phase = self._frame_phase() or self._text_phase(f) or self._log_phase() or self.rules.kind_phase.get(f.kind)
         if f.phase is not None and f.phase not in st.spans:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
+
+    def _text_phase(self, f: Failure) -> str | None:
+        """Where the error's own words put it ([[frame]] text rules): an error that can only happen in
+        one phase (CUDA refuses an operation 'when stream is capturing' only while a graph is captured)."""
+        for rule in self.rules.text_phase:
+            for text in (f.root, f.trigger):
+                if text and rule.regex.search(text):
+                    return rule.label
+        return None
 
     def _log_phase(self) -> str | None:
         """Where the log says the start is; a kernel being built during capture or warm-up is still in
@@ -146,9 +161,15 @@ class CauseRanker:
         phase, jit = self._structure.stack([tuple(f.rsplit(" in ", 1)) for f in frames])  # type: ignore[misc]
         if phase is not None:
             return phase
-        if jit:  # a kernel being built or tuned: the phase is where the log says the start was
-            return self._log_phase() or "jit_compile"
+        if jit:  # a kernel being built or tuned: the phase is where the log says the start was, or
+            # a non-engine frame around it says (torch's CUDA-graph capture inside a compiled graph)
+            return self._log_phase() or self._hand_frame_phase(frames, skip="jit_compile") or "jit_compile"
+        return self._hand_frame_phase(frames)
+
+    def _hand_frame_phase(self, frames: deque[str] | list[str], skip: str = "") -> str | None:
         for rule in self.rules.frame:
+            if rule.label == skip:
+                continue
             for frame in frames:
                 if rule.regex.search(frame):
                     return rule.label

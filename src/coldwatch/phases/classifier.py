@@ -153,11 +153,13 @@ class Classifier:
             # lines that differ only in numbers match the same rules: remember the misses
             shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
             if shape is not None and shape in self._misses:
+                self._error_site(line)
                 return out
             hits = self._pre.which(text)
             if not hits:
                 if shape is not None:
                     self._miss(shape)
+                self._error_site(line)
                 return out
         else:
             hits = set()
@@ -167,8 +169,25 @@ class Classifier:
             if self._at_failure + k in hits and st.applies(fr.engine):
                 self._causes.fail(fr.kind, fr.id, text, t, fr.role)
                 break
+        else:
+            self._error_site(line)
         self._tracker.apply(rank, hits, text, t)
         return out
+
+    def _error_site(self, line: LogLine) -> None:
+        """An ERROR line logged at one of vLLM's fatal sites (the structure map's error_sites, read from
+        its source) that is not a traceback's own line: the start is failing (the message, or one line
+        of it, is what it says)."""
+        if "ERROR" not in line.raw:
+            return
+        st = self._state
+        if st.failure is not None and st.failure.definitive:
+            return
+        text = line.text
+        if not text or text[0].isspace() or text.startswith(("Traceback", "File ", "^", "~")) or st.in_traceback:
+            return
+        if st.applies("vllm") and self._structure.error_site(line.raw) is not None:
+            self._causes.fail("exception", "vllm.error_site", text, line.t, "fatal")
 
     def _detect_engine(self, raw: str) -> None:
         for eng, rx in self._detect.items():

@@ -133,6 +133,9 @@ class RuleSet:
     """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
     warning: list[TaggedRegex] = field(default_factory=list)
     """Lines that are no failure but that a user must hear about (a weight cache that fell back to disk): message."""
+    text_phase: list[TaggedRegex] = field(default_factory=list)
+    """A failure's own text -> the phase it can only have happened in ([[frame]] with text instead of
+    pattern: CUDA's capture-only errors)."""
     timing: list[TaggedRegex] = field(default_factory=list)
     """Lines where the engine reports its own duration of a step ('Loading weights took 26.93 seconds'):
     key, and the pattern's groups named s (seconds) and optionally key2/s2 for a second figure."""
@@ -241,6 +244,9 @@ def _kind_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> No
 
 
 def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
+    if e.get("text") is not None and e.get("pattern") is None:
+        rules.text_phase.append(TaggedRegex(_phase(e.get("phase"), where), _pattern(e, where, key="text")))
+        return
     rx = _pattern(e, where)
     if e.get("kind") is not None:
         rules.frame_kind.append(TaggedRegex(_kind(e["kind"], where), rx))
@@ -362,6 +368,7 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.cause),
         dict(base.kind_phase),
         list(base.warning),
+        list(base.text_phase),
         list(base.timing),
     )
     for path in extra:

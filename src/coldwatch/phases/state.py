@@ -92,6 +92,14 @@ class State:
     """What preceded the last traceback header on its line (a wrapper's prefix: stripped from its exception line)."""
     cut: bool = False
     """The text shows it is an excerpt where a cause may be missing: frames without their header, a traceback cut at the end."""
+    chain_next: bool = False
+    """A chained-exception marker ('During handling of the above exception ...') was read: the next
+    traceback is the outer one, whose frames show where the engine was when the first one was raised."""
+    chain_at: int = -1
+    """Inside that outer traceback: where its next frame goes (before the inner one's, outermost first)."""
+    last_error: bool = False
+    """The previous line was torch's 'Last error:' (ProcessGroupNCCL's getNcclErrorDetailStr): the next
+    line is the collective library's own last error, the innermost one."""
     orphan_exc: str = ""
     """An exception line outside any traceback (another rank's, whose frames came before the excerpt
     or are interleaved with this one's): the cause of a traceback cut before its own exception line."""

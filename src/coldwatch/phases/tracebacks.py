@@ -46,18 +46,35 @@ class TracebackReader:
             if m:
                 self._frame(m)
                 return
+        if st.last_error:
+            st.last_error = False
+            self._detail(text)
         i = text.find(TB_HEAD) if "Traceback" in text else -1
         if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x", "Stack (most recent call first)")):
             f = st.failure
-            if f is not None and f.definitive and st.frames:
+            if st.chain_next and i >= 0 and st.frames:
+                # the outer traceback of a chain: its frames go before the inner one's (outermost first)
+                st.chain_at = 0
+            elif f is not None and f.definitive and st.frames:
                 st.frames_done = True  # e.g. a faulthandler dump, then the parent's traceback about it
             elif f is None or f.root is None:
                 st.frames.clear()
+            if not st.chain_next:
+                st.chain_at = -1
+            st.chain_next = False
             st.in_traceback = True
             st.tb_prefix = text[:i] if i > 0 else ""
             return
         if text.startswith(_CHAIN):
             st.in_traceback = True
+            st.chain_next = True
+            return
+        if (
+            (text.strip() == "Last error:" or text.rstrip().endswith(" Last error:"))
+            and st.failure is not None
+            and st.failure.root is not None
+        ):
+            st.last_error = True
             return
         if st.in_traceback:
             self._body(text, t)
@@ -70,8 +87,16 @@ class TracebackReader:
         if not st.in_traceback:
             st.cut = True  # frames without their header: the paste starts mid-traceback
         f = st.failure
-        if (f is None or f.root is None) and not st.frames_done:
-            st.frames.append(f"{m.group(1)} in {m.group(2)}")
+        frame = f"{m.group(1)} in {m.group(2)}"
+        if st.chain_at >= 0 and not st.frames_done:
+            # a chain's outer traceback: where the engine was (the inner exception keeps the kind)
+            if len(st.frames) < (st.frames.maxlen or 0):
+                st.frames.insert(st.chain_at, frame)
+                st.chain_at += 1
+            if f is not None and f.definitive:
+                self._causes.refine(f)
+        elif (f is None or f.root is None) and not st.frames_done:
+            st.frames.append(frame)
             if f is not None and f.definitive:
                 self._causes.refine(f)  # the frames may say what failed and where
         st.in_traceback = True
@@ -85,6 +110,7 @@ class TracebackReader:
             text = text[len(st.tb_prefix) :].lstrip()
         if _EXC.match(text):
             st.in_traceback = False
+            st.chain_at = -1  # the outer traceback of a chain ends with its own exception line
             f = st.failure
             if f is None:
                 st.failure = Failure("exception", text, "common.exception_line", t, definitive=False, root=text)
@@ -93,6 +119,17 @@ class TracebackReader:
                 if f.definitive:
                     self._causes.refine(f)
                     self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
+
+    def _detail(self, text: str) -> None:
+        """The collective library's own last error after torch's 'Last error:' (an NCCL error that wraps
+        a CUDA failure: "Cuda failure 'out of memory'"): part of the root, and the innermost error, so
+        it can decide the kind."""
+        f = self.state.failure
+        if f is None or f.root is None or not text.strip():
+            return
+        f.root = f"{f.root} / {text.strip()}"[:500]
+        if f.definitive:
+            self._causes.refine(f)
 
     def end(self) -> None:
         """End of the log inside a traceback cut before its exception line: the excerpt is cut, and
