@@ -65,7 +65,7 @@ WATCHER = f"import os, select\nwhile select.select([0], [], [], {HEARTBEAT_DEAD_
 FOLLOW_SCRIPT = (
     'command -v setsid >/dev/null 2>&1 || exec sh -c "$1"; exec 3<&0; '
     'setsid sh -c "$1" </dev/null & p=$!; '
-    '{ python3 -c "$2" || { [ $? -eq 127 ] && cat; }; kill -TERM -"$p"; } <&3 >/dev/null 2>&1 & w=$!; '
+    '{ python3 -S -c "$2" || { [ $? -eq 127 ] && cat; }; kill -TERM -"$p"; } <&3 >/dev/null 2>&1 & w=$!; '
     'wait "$p"; rc=$?; kill "$w" 2>/dev/null; exit "$rc"'
 )
 
