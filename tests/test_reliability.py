@@ -406,6 +406,40 @@ def test_the_probe_asks_for_one_token() -> None:
         srv.server_close()
 
 
+def test_a_warming_server_s_model_is_listed_once_and_again_after_a_404() -> None:
+    """A server in warm-up lists its model and answers 503 to completions: each probe then costs one
+    request, not two (a fleet's probes at the ready instant wait on half as many round trips); a 404
+    (no such model any more, a restart with another one) makes the next probe list the models again."""
+    from coldwatch.hosts.local import LocalHost
+    from coldwatch.http import Ladder, make_client
+
+    gets: list[str] = []
+
+    class Warming(Answer):
+        def do_GET(self) -> None:
+            gets.append(self.path)
+            super().do_GET()
+
+    handler: type[Answer] = type("WarmH", (Warming,), {"status": 503, "body": b'{"message": "warming up"}', "asked": []})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with make_client(LocalHost()) as client:
+            ladder = Ladder(client, f"http://127.0.0.1:{srv.server_address[1]}", None, None)
+            assert [ladder.probe().state for _ in range(3)] == ["status"] * 3
+            assert gets == ["/v1/models"]
+            handler.status = 404
+            assert ladder.probe().status == 404
+            handler.status, handler.body = 200, GOOD
+            st = ladder.probe()
+            assert st.state == "ready" and st.model == "m"
+            assert gets == ["/v1/models", "/v1/models"]
+            assert len(handler.asked) == 5
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def test_sanitise_caps_and_escapes() -> None:
     from coldwatch.sanitise import LIMIT, clean, inert, json_line
 

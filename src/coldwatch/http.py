@@ -274,6 +274,9 @@ class Ladder:
         self.client = client
         self.base = check_url(base_url)
         self.model = model
+        self.listed: str | None = None
+        """The model /v1/models last listed: asked once, not before every completion (a server in
+        warm-up lists its model and answers 503 to completions for a while); dropped on a 404."""
         self.headers = {"Authorization": f"Bearer {check_api_key(api_key)}"} if api_key else {}
 
     def probe(self, deadline: float | None = None) -> HttpState:
@@ -301,7 +304,7 @@ class Ladder:
             return HttpState("error", detail=redact(f"{type(exc).__name__}: {exc}", self.headers)[:160])
 
     def _probe(self) -> HttpState:
-        model = self.model
+        model = self.model or self.listed
         if model is None:
             status, body = _request(self.client, "GET", self.base + "/v1/models", self.headers)
             if status != 200:
@@ -311,9 +314,12 @@ class Ladder:
                 model = str(data["data"][0]["id"])
             except (TypeError, KeyError, IndexError):
                 return HttpState("status", status, "/v1/models listed no model")
+            self.listed = model
         payload = {"model": model, "prompt": "Hello", "max_tokens": 1, "temperature": 0}
         status, body = _request(self.client, "POST", self.base + "/v1/completions", self.headers, payload)
         if status != 200:
+            if status == 404:
+                self.listed = None  # no such model (any more): list them again next time
             return HttpState("status", status, f"/v1/completions answered {status}", model)
         ok, why = completion_ok(body)
         if ok:
