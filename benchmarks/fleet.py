@@ -122,6 +122,7 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         "rss_mb": usage.ru_maxrss / 1024,
         "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
         "threads_peak": threads.peak,
+        "load_peak": threads.load_peak,
         # the cgroup's count when there is one (the /proc estimate counts a reaped child twice)
         "host_side_cpu_s": (HOSTS_ACCT.cpu_s() - hosts_cpu0) if HOSTS_ACCT.path else sum(threads.host_cpu.values()),
         "host_side_cpu_by_command": threads.by_command(),
@@ -141,6 +142,8 @@ class _ThreadCount:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak = 0
+        self.load_peak = 0.0
+        """The machine's highest 1-minute load average seen during the run (other work on the cores)."""
         self.host_cpu: dict[int, float] = {}
         self.host_comm: dict[int, str] = {}
         self.uid = _uid(hostfix.USER)
@@ -159,6 +162,7 @@ class _ThreadCount:
                 if ln.startswith("Threads:"):
                     self.peak = max(self.peak, int(ln.split()[1]))
             n += 1
+            self.load_peak = max(self.load_peak, os.getloadavg()[0])
             if n % 2 == 0 and self.uid is not None:
                 self._host_side()
 
@@ -277,7 +281,7 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             f"{many['threads_peak']} threads at peak ({one['threads_peak']} for one); "
             f"{many['wakeups_per_target_s']:.1f} context switches per target-second ({one['wakeups_per_target_s']:.1f} for one); "
             f"{many['connection_lost_warnings']} 'connection lost' warnings; the simulated hosts' side used "
-            f"{many['host_side_cpu_s']:.0f} CPU s (coldwatch {many['cpu_s']:.0f})"
+            f"{many['host_side_cpu_s']:.0f} CPU s (coldwatch {many['cpu_s']:.0f}); machine load average up to {many['load_peak']:.1f}"
         )
     print(table(one, [out[str(size)] for size in sizes]))
     if len(sizes) == 1:
