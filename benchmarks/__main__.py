@@ -1,5 +1,5 @@
 """python -m benchmarks [--smoke]: every benchmark, ratios against baselines run alongside.
-python -m benchmarks --part journald|containers|fleet|replay|startup|cost|eta|compare: one of them.
+python -m benchmarks --part journald|containers|fleet|probe|replay|startup|cost|eta|compare: one of them.
 python -m benchmarks --fleet-sizes 20,100: the fleet at these sizes only (default 20, 100, 200 and 500
 targets beside one; 500 loopback SSH connections are heavy on a small machine).
 python -m benchmarks --engines [N]: detection against real SGLang and vLLM servers (N starts each).
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import compare, containers, engines, eta, fleet, journald, replay
+from benchmarks import compare, containers, engines, eta, fleet, journald, probe, replay
 
-PARTS = ("journald", "containers", "fleet", "replay", "startup", "cost", "eta", "compare")
+PARTS = ("journald", "containers", "fleet", "probe", "replay", "startup", "cost", "eta", "compare")
 
 
 def main() -> int:
@@ -50,6 +50,7 @@ def main() -> int:
             "journald": lambda: journald.run(1 if a.smoke else 5),
             "containers": lambda: containers.main(a.smoke),
             "fleet": lambda: fleet.main(sizes=sizes),
+            "probe": lambda: probe.run(50 if a.smoke else 200),
             "replay": lambda: replay.run(lines, 1 if a.smoke else 3),
             "startup": lambda: replay.startup(3 if a.smoke else 10),
             "cost": lambda: compare.cost(13.0 if a.smoke else 63.0),
