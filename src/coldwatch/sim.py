@@ -190,7 +190,7 @@ class Sim:
         refused, as by a real server that has not bound yet, and no other process (an outgoing
         connection's ephemeral port, another test's server) can take the port in between."""
         handler = type("Handler", (_Api,), {"sim": self})
-        self.server = ThreadingHTTPServer((self.bind_addr, self.port), handler, bind_and_activate=False)
+        self.server = _NoDelayServer((self.bind_addr, self.port), handler, bind_and_activate=False)
         try:
             self.server.server_bind()
         except OSError:
@@ -319,6 +319,17 @@ class Sim:
         path.write_text(f"#!{sys.executable}\n{code}")
         path.chmod(0o755)
         subprocess.run([str(path)], check=False)
+
+
+class _NoDelayServer(ThreadingHTTPServer):
+    """Answers leave at once, as uvicorn's do (asyncio sets TCP_NODELAY): http.server writes a reply's
+    headers and body apart, and with Nagle on the body waited up to 40 ms for the peer's delayed ACK."""
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        with contextlib.suppress(OSError):
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, addr
 
 
 class _Api(BaseHTTPRequestHandler):
