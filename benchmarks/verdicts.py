@@ -31,6 +31,7 @@ CORPORA = {
     "public": LOGS / "public",
     "blind26": LOGS / "blind26",
     "blind30": LOGS / "blind30",
+    "blind31": LOGS / "blind31",
 }
 
 
