@@ -515,3 +515,33 @@ def test_a_cut_traceback_logged_at_a_fatal_site_is_still_a_cut_traceback() -> No
     _, v = replay([log.encode()])
     assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "other")
     assert "return func" not in v.reason
+
+
+def test_sglangs_decode_batch_lines_are_client_traffic() -> None:
+    """SGLang logs 'Decode batch.' every --decode-log-interval (40) decode steps and its own warm-up asks
+    for 8 new tokens: a log of decode batches is a server that serves, even without its start-up lines.
+    A prefill batch alone (the warm-up's) is not."""
+    serving = "".join(
+        f"[04:40:5{i} TP0] Decode batch. #running-req: 2, #token: 40{i}8, token usage: 0.00, gen throughput (token/s): 447.31, #queue-req: 0\n"
+        for i in range(3)
+    )
+    assert verdict(serving)[:2] == ("ready", "ready")
+    warmup = (
+        "[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\n"
+        "[2026-08-01 10:00:09 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0\n"
+    )
+    assert verdict(warmup)[0] == "incomplete"
+
+
+def test_vllms_route_listing_names_the_engine() -> None:
+    """vLLM's API server lists its routes (vllm/entrypoints/launcher.py) before uvicorn starts, once the
+    engine is built: with only those lines and uvicorn's, 'Application startup complete' is vLLM's ready."""
+    log = (
+        "INFO 04-17 14:34:28 launcher.py:31] Route: /v1/completions, Methods: POST\n"
+        "INFO 04-17 14:34:28 launcher.py:31] Route: /v1/chat/completions, Methods: POST\n"
+        "INFO:     Started server process [1]\n"
+        "INFO:     Waiting for application startup.\n"
+        "INFO:     Application startup complete.\n"
+        'INFO:     172.20.235.128:24240 - "GET /health HTTP/1.1" 200 OK\n'
+    )
+    assert verdict(log)[:2] == ("ready", "ready")

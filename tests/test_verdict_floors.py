@@ -32,9 +32,13 @@ FLOORS = {
     # 7/7). Most kind misses are a label convention ('exception' for a traceback cut before its exception
     # line, where coldwatch says 'other': the text does not give the type) - findings, not labels to edit
     "blind30": (100.0, 96.0, 46.0),
+    # a second 2026-12 corpus, scored with today's code before study: outcome 95.9, last phase 91.8, kind 96.0
+    # (oom/nccl 8/8); then SGLang's decode-batch lines (client traffic: its warm-up asks for 8 tokens, the line
+    # comes every 40 decode steps) and vLLM's route listing as engine evidence: outcome 100, last phase 95.9
+    "blind31": (100.0, 95.0, 96.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
-HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0}
+HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0, "blind31": 100.0}
 
 
 @pytest.mark.parametrize("corpus", sorted(FLOORS))
