@@ -8,6 +8,9 @@ can be written for each one (or the mutant judged equivalent, with the reason).
     .venv/bin/python scripts/mutate.py                  # every module, every mutant (long)
     .venv/bin/python scripts/mutate.py fleet eta --max 30 --seed 1
     .venv/bin/python scripts/mutate.py judge --list     # the mutants only, nothing run
+    .venv/bin/python scripts/mutate.py judging          # each module of a package (judging, phases)
+    .venv/bin/python scripts/mutate.py judge --tests tests/test_liveness.py --lines 140,211
+                                                        # a second pass: survivors against slower tests
 
 The module's file is changed in place for each run and restored afterwards (also on Ctrl-C);
 each run compiles into its own bytecode cache, so a mutant of the same size is never hidden by a
@@ -49,6 +52,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
         "phases/classifier.py",
         # the quickest first: a mutant they kill stops the run there (-x)
         [
+            "tests/test_mutants_phases.py",
             "tests/test_mutants_classifier.py",
             "tests/test_real_engine_logs.py",
             "tests/test_verdict_floors.py",
@@ -94,6 +98,7 @@ MODULES["judge"] = ("judge.py", JUDGE_TESTS)
 for _part in sorted(f.stem for f in (SRC / "judging").glob("*.py") if f.stem != "__init__"):
     MODULES[f"judging.{_part}"] = (f"judging/{_part}.py", JUDGE_TESTS)
 CLASSIFIER_TESTS = MODULES["classifier"][1]
+"""The classifier's parts are decided by the classifier's tests (through its public face)."""
 for _part in ("state", "tracker", "tracebacks", "causes"):
     MODULES[f"phases.{_part}"] = (f"phases/{_part}.py", CLASSIFIER_TESTS)
 PACKAGES = {"judging": [m for m in MODULES if m.startswith("judging.")], "phases": [m for m in MODULES if m.startswith("phases.")]}
