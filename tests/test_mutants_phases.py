@@ -228,3 +228,47 @@ def test_an_engines_fatal_line_inside_a_bare_traceback_is_the_cause_and_a_conseq
     )
     outcome, _, reason = replayed(*tb, "Received sigquit from a child process")
     assert outcome == "failed" and "sigquit" not in reason
+
+
+def test_a_death_is_the_failure_unless_the_log_already_holds_one() -> None:
+    """The process is gone with nothing in the log: failed [killed] with the death's reason; gone after
+    a pending traceback: that traceback is the failure (its cause kept), now final."""
+    c = Classifier()
+    feed(c, LOAD, 0.0)
+    sig = [(s.kind, s.data) for s in c.note_death(3.0, "killed", "server process 42 is gone")]
+    assert sig == [("failed", {"kind": "killed", "cause": "server process 42 is gone", "phase": "weight_load"})]
+    tb = Classifier()
+    feed(tb, LOAD, 0.0)
+    feed(tb, "Traceback (most recent call last):", 1.0)
+    feed(tb, 'File "/x/a.py", line 1, in f', 1.0)
+    assert tb.state.outcome == "pending"
+    sig = [(s.kind, s.data) for s in tb.note_death(3.0, "killed", "server process 42 is gone")]
+    assert [(k, d["cause"]) for k, d in sig] == [("failed", "Traceback (most recent call last):")]
+    assert tb.state.outcome == "failed"
+
+
+def test_a_completion_after_a_fatal_line_is_ready_and_keeps_what_the_log_said() -> None:
+    """A fatal OOM logged, then a completion served: the start is ready, and its state still names the
+    OOM (status shows what the log said); a completion after a traceback that the start went on from
+    forgets that traceback."""
+    c = Classifier()
+    feed(c, LOAD, 0.0)
+    feed(c, "Scheduler hit an exception: Traceback (most recent call last):", 1.0)
+    feed(c, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1.0)
+    c.note_ready(1.2, "HTTP: completion returned")
+    f = c.state.failure
+    assert c.state.outcome == "ready" and f is not None and f.kind == "oom"
+    went_on = Classifier()
+    feed(went_on, LOAD, 0.0)
+    feed(went_on, "Traceback (most recent call last):", 1.0)
+    went_on.note_ready(2.0, "HTTP: completion returned")
+    assert went_on.state.outcome == "ready" and went_on.state.failure is None
+
+
+def test_a_phase_without_a_timestamp_sits_where_the_phase_order_puts_it() -> None:
+    """An excerpt whose load line has no timestamp and whose capture line is at 5 s: the timeline is
+    weight_load (start unknown), then graph_capture from 5 s."""
+    c = Classifier()
+    feed(c, LOAD, None)
+    feed(c, CAPTURE, 5.0)
+    assert [(p, start) for p, start, _ in timeline(c) if p != "starting"] == [("weight_load", None), ("graph_capture", 5.0)]
