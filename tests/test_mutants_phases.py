@@ -118,7 +118,7 @@ def test_a_phase_closed_by_its_end_marker_is_not_stretched_by_a_later_summary_li
     assert timeline(excerpt) == [("starting", 0.0, 3.0), ("kv_alloc", 3.0, 3.0)]
 
 
-@pytest.mark.parametrize(("bar", "phase"), [("4/4", "marlin_repack"), ("0/0", "weight_load")])
+@pytest.mark.parametrize(("bar", "phase"), [("4/4", "marlin_repack"), ("1/1", "marlin_repack"), ("0/0", "weight_load")])
 def test_a_complete_shards_bar_of_a_marlin_model_begins_the_repack(bar: str, phase: str) -> None:
     """A Marlin-quantised model: its shards bar at 4 of 4 begins marlin_repack; a bar of 0 of 0 is no
     completed load and begins nothing."""
@@ -272,3 +272,58 @@ def test_a_phase_without_a_timestamp_sits_where_the_phase_order_puts_it() -> Non
     feed(c, LOAD, None)
     feed(c, CAPTURE, 5.0)
     assert [(p, start) for p, start, _ in timeline(c) if p != "starting"] == [("weight_load", None), ("graph_capture", 5.0)]
+
+
+def test_a_phase_ends_when_its_last_rank_leaves_it() -> None:
+    """TP0, TP1 and TP2 load from 0 s and begin capture at 2, 3 and 4 s: weight_load is still open after
+    the first two leave it and ends at 4 s, when the last one does."""
+    c = Classifier()
+    for rank in ("TP0", "TP1", "TP2"):
+        feed(c, LOAD, 0.0, rank)
+    ends = []
+    for t, rank in ((2.0, "TP0"), (3.0, "TP1"), (4.0, "TP2")):
+        feed(c, CAPTURE, t, rank)
+        ends.append(next(end for p, _, end in timeline(c) if p == "weight_load"))
+    assert ends == [None, None, 4.0]
+
+
+def test_a_second_server_line_in_warmup_does_not_end_warmup() -> None:
+    """SGLang's HTTP server lines at 8 s and 9 s (both warm-up, said for every rank): warm-up is still
+    open after the second, and ends at the ready line at 10 s."""
+    c = Classifier()
+    feed(c, LOAD, 0.0, "TP0")
+    feed(c, "INFO:     Started server process [42]", 8.0)
+    feed(c, "INFO:     Waiting for application startup.", 9.0)
+    assert ("warmup", 8.0, None) in timeline(c)
+    feed(c, READY_LINE, 10.0)
+    assert ("warmup", 8.0, 10.0) in timeline(c)
+
+
+def test_a_second_server_line_inside_a_traceback_keeps_its_frames() -> None:
+    """In warm-up a traceback begins with a capture frame; SGLang's next server line comes before the
+    exception line: the frames still place the failure in graph_capture."""
+    c = Classifier()
+    feed(c, LOAD, 0.0, "TP0")
+    feed(c, "INFO:     Started server process [42]", 8.0)
+    feed(c, "Traceback (most recent call last):", 9.0)
+    feed(c, 'File "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py", line 10, in capture', 9.0)
+    feed(c, "INFO:     Waiting for application startup.", 9.5)
+    feed(c, "RuntimeError: boom", 9.6)
+    failed = [s.data for s in c.finish() if s.kind == "failed"]
+    assert [(d["kind"], d["phase"]) for d in failed] == [("exception", "graph_capture")]
+
+
+def test_a_rank_whose_jit_ends_leaves_the_start_where_the_other_ranks_are() -> None:
+    """TP0 loads then captures graphs; TP1's first words are a JIT compile, then its end: the start is
+    back in graph_capture, where TP0 still is; with TP0 still loading, back in weight_load (never in a
+    phase no rank is in any more)."""
+    c = Classifier()
+    feed(c, LOAD, 0.0, "TP0")
+    feed(c, CAPTURE, 2.0, "TP0")
+    assert phases(feed(c, "Entering DeepGEMM JIT Pre-Compile", 3.0, "TP1")) == [("jit_compile", 3.0, "TP1")]
+    assert phases(feed(c, "FlashInfer autotune completed", 4.0, "TP1")) == [("graph_capture", 4.0, "TP1")]
+    assert c.state.phase == "graph_capture"
+    loading = Classifier()
+    feed(loading, LOAD, 0.0, "TP0")
+    feed(loading, "Entering DeepGEMM JIT Pre-Compile", 3.0, "TP1")
+    assert phases(feed(loading, "FlashInfer autotune completed", 4.0, "TP1")) == [("weight_load", 4.0, "TP1")]
