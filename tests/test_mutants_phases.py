@@ -327,3 +327,20 @@ def test_a_rank_whose_jit_ends_leaves_the_start_where_the_other_ranks_are() -> N
     feed(loading, LOAD, 0.0, "TP0")
     feed(loading, "Entering DeepGEMM JIT Pre-Compile", 3.0, "TP1")
     assert phases(feed(loading, "FlashInfer autotune completed", 4.0, "TP1")) == [("weight_load", 4.0, "TP1")]
+
+
+@pytest.mark.parametrize(("width", "phase"), [(599, "graph_capture"), (600, "weight_load")])
+def test_a_frame_wrapped_over_two_lines_is_joined_below_600_characters(width: int, phase: str) -> None:
+    """A capture frame wrapped after its path: a first part of 599 characters is joined with the next
+    line into the frame (graph_capture); one of 600 is not (the failure stays in weight_load)."""
+    path = "/sgl/python/sglang/srt/model_executor/cuda_graph_runner.py"
+    head = 'File "/' + "p" * (width - len('File "/') - len(path)) + path
+    assert len(head) == width
+    c = Classifier()
+    feed(c, LOAD, 0.0)
+    feed(c, "Traceback (most recent call last):", 1.0)
+    feed(c, head, 1.0)
+    feed(c, '", line 10, in capture', 1.0)
+    feed(c, "RuntimeError: boom", 1.0)
+    failed = [s.data for s in c.finish() if s.kind == "failed"]
+    assert [(d["kind"], d["phase"]) for d in failed] == [("exception", phase)]
