@@ -344,3 +344,24 @@ def test_a_frame_wrapped_over_two_lines_is_joined_below_600_characters(width: in
     feed(c, "RuntimeError: boom", 1.0)
     failed = [s.data for s in c.finish() if s.kind == "failed"]
     assert [(d["kind"], d["phase"]) for d in failed] == [("exception", phase)]
+
+
+def test_a_parents_traceback_after_a_crash_dump_adds_no_frames_to_the_dumps() -> None:
+    """A segfault's faulthandler dump in capture (a frame no rule knows), then the launcher's traceback
+    about the dead child (frames in the load code, EOFError): the failure is where the log was
+    (graph_capture), not in the launcher's load frames."""
+    c = Classifier()
+    feed(c, LOAD, 0.0)
+    feed(c, CAPTURE, 1.0)
+    for text in (
+        "Fatal Python error: Segmentation fault",
+        "Current thread 0x00007f (most recent call first):",
+        'File "/app/plugin/kernels.py", line 10 in launch',
+        "Traceback (most recent call last):",
+        'File "/sgl/python/sglang/srt/model_executor/model_runner.py", line 1951, in load_model',
+        "EOFError",
+    ):
+        feed(c, text, 2.0)
+    c.finish()
+    f = c.state.failure
+    assert f is not None and (f.phase, f.cause) == ("graph_capture", "EOFError")
