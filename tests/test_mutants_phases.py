@@ -365,3 +365,35 @@ def test_a_parents_traceback_after_a_crash_dump_adds_no_frames_to_the_dumps() ->
     c.finish()
     f = c.state.failure
     assert f is not None and (f.phase, f.cause) == ("graph_capture", "EOFError")
+
+
+def test_the_kernels_oom_kill_is_the_cause_and_a_later_exception_line_is_not_its_root() -> None:
+    """The kernel's OOM killer line, then an exception line from elsewhere: failed [killed], the
+    kernel's line the reason (no traceback was open to take the exception as its root)."""
+    assert replayed("Out of memory: Killed process 123 (python)", "RuntimeError: x") == (
+        "failed",
+        "killed",
+        "Out of memory: Killed process 123 (python)",
+    )
+
+
+def test_a_traceback_with_its_exception_line_takes_its_kind_from_that_line_not_its_frames() -> None:
+    """A traceback through the distributed init code (an NCCL frame) that ends in 'RuntimeError: boom':
+    failed [exception] with that line; the frames decide a kind only when no exception line came."""
+    frame = 'File "/x/parallel_state.py", line 1, in init_distributed_environment'
+    assert replayed("Traceback (most recent call last):", frame, "RuntimeError: boom") == ("failed", "exception", "RuntimeError: boom")
+
+
+def test_a_failure_is_said_once_and_a_candidate_does_not_make_a_pending_one_final() -> None:
+    """The scheduler's exception is said as a failure; the 'scheduler died' line after it says no
+    second failure. A traceback still pending stays pending after a candidate line."""
+    c = Classifier()
+    feed(c, LOAD, 0.0)
+    assert [k for k, _, _ in feed(c, "Scheduler hit an exception: Traceback (most recent call last):", 1.0)] == ["failed"]
+    assert [k for k, _, _ in feed(c, "scheduler died during initialization (exit code: -9)", 1.5)] == []
+    pending = Classifier()
+    feed(pending, LOAD, 0.0)
+    feed(pending, "Traceback (most recent call last):", 1.0)
+    feed(pending, 'File "/x/a.py", line 1, in f', 1.0)
+    assert [k for k, _, _ in feed(pending, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1.0)] == []
+    assert pending.state.outcome == "pending"
