@@ -8,6 +8,9 @@ can be written for each one (or the mutant judged equivalent, with the reason).
     .venv/bin/python scripts/mutate.py                  # every module, every mutant (long)
     .venv/bin/python scripts/mutate.py fleet eta --max 30 --seed 1
     .venv/bin/python scripts/mutate.py judge --list     # the mutants only, nothing run
+    .venv/bin/python scripts/mutate.py judging          # each module of a package (judging, phases)
+    .venv/bin/python scripts/mutate.py judge --tests tests/test_liveness.py --lines 140,211
+                                                        # a second pass: survivors against slower tests
 
 The module's file is changed in place for each run and restored afterwards (also on Ctrl-C);
 each run compiles into its own bytecode cache, so a mutant of the same size is never hidden by a
@@ -47,15 +50,17 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     ),
     "classifier": (
         "phases/classifier.py",
+        # the quickest first: a mutant they kill stops the run there (-x)
         [
-            "tests/test_rules.py",
-            "tests/test_replay_fixtures.py",
-            "tests/test_verdict_floors.py",
-            "tests/test_real_engine_logs.py",
-            "tests/test_startup.py",
-            "tests/test_structure.py",
-            "tests/test_prefilter.py",
+            "tests/test_mutants_phases.py",
             "tests/test_mutants_classifier.py",
+            "tests/test_real_engine_logs.py",
+            "tests/test_verdict_floors.py",
+            "tests/test_structure.py",
+            "tests/test_startup.py",
+            "tests/test_rules.py",
+            "tests/test_prefilter.py",
+            "tests/test_replay_fixtures.py",
         ],
     ),
     "rules": ("phases/rules.py", ["tests/test_rules.py", "tests/test_mutants_rules.py"]),
@@ -85,6 +90,19 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "ranks": ("ranks.py", ["tests/test_ranks.py", "tests/test_mutants_ranks.py"]),
     "verdict": ("verdict.py", ["tests/test_mutants_verdict.py"]),
 }
+
+JUDGE_TESTS = ["tests/test_judge.py", "tests/test_judge_parts.py", "tests/test_mutants_judge.py", "tests/test_mutants_judging.py"]
+"""The pure judge tests (about a second); the real-server ones (tests/test_liveness.py,
+tests/test_inprocess.py, a minute) are the second pass over survivors: ``--tests ... --lines ...``."""
+MODULES["judge"] = ("judge.py", JUDGE_TESTS)
+for _part in sorted(f.stem for f in (SRC / "judging").glob("*.py") if f.stem != "__init__"):
+    MODULES[f"judging.{_part}"] = (f"judging/{_part}.py", JUDGE_TESTS)
+CLASSIFIER_TESTS = MODULES["classifier"][1]
+"""The classifier's parts are decided by the classifier's tests (through its public face)."""
+for _part in ("state", "tracker", "tracebacks", "causes"):
+    MODULES[f"phases.{_part}"] = (f"phases/{_part}.py", CLASSIFIER_TESTS)
+PACKAGES = {"judging": [m for m in MODULES if m.startswith("judging.")], "phases": [m for m in MODULES if m.startswith("phases.")]}
+"""A package's name stands for each of its modules listed here (``mutate.py judging``)."""
 
 FUNCTIONS: dict[str, set[str]] = {"http": {"completion_ok", "_probe"}}
 """Where only some functions of a module are decisive, mutants are made in those only."""
@@ -211,7 +229,7 @@ def run_tests(tests: list[str], timeout: float) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("modules", nargs="*", default=list(MODULES), help=f"of: {', '.join(MODULES)}")
+    ap.add_argument("modules", nargs="*", default=list(MODULES), help=f"of: {', '.join([*MODULES, *PACKAGES])}")
     ap.add_argument("--max", type=int, default=0, help="at most this many mutants per module (a random sample; 0 = all)")
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds one test run may take")
@@ -221,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--lines", default="", help="only mutants on these lines (comma-separated), e.g. to recheck survivors")
     args = ap.parse_args(argv)
+    args.modules = [m for name in args.modules for m in PACKAGES.get(name, [name])]
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         ap.error(f"unknown module(s): {', '.join(unknown)}")

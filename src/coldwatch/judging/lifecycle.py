@@ -77,7 +77,9 @@ class Lifecycle:
         """Count a restart (warned with the last failure's cause); whether a new start is judged now
         (False: past ``--max-restarts``, the next tick fails the watch)."""
         if st is not None and st.restarts is not None:
-            self.restarts = st.restarts - (self.base_restarts or 0) or self.restarts + 1
+            # the counter may have moved by more than one since the last look; a new start with the
+            # counter unmoved (a manual restart) is one more all the same
+            self.restarts = max(st.restarts - (self.base_restarts or 0), self.restarts + 1)
         else:
             self.restarts += 1
         self.out.emit("warning", t, message=f"server restarted (restart {self.restarts}); last failure: {cause[:200]}")
