@@ -7,7 +7,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from coldwatch.errors import ColdwatchError, Terminated, UnreachableError
@@ -236,8 +236,9 @@ class Fleet:
             futures = [pool.submit(self._guarded, t) for t in self.targets]
             for f in futures:
                 f.add_done_callback(lambda fut: None if fut.cancelled() else self._finished(fut.result()))
-            while not all(f.done() for f in futures):
-                time.sleep(0.1)
+            pending = set(futures)
+            while pending:  # woken by the last target's end at once (a signal still interrupts the wait)
+                _, pending = wait(pending, timeout=1.0)
             pool.shutdown(wait=True)
         except (KeyboardInterrupt, Terminated) as exc:
             # the run ends now: targets still being watched are told to stop, never waited for
