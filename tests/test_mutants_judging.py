@@ -517,3 +517,19 @@ def test_a_log_that_ends_before_any_phase_says_so(lines: list[str]) -> None:
         say(j, text, 1.0)
     v = j.finish(2.0)
     assert (v.exit_code, v.reason) == (124, "log ended before any start-up phase without ready or a failure")
+
+
+def test_a_container_restart_seen_in_two_samples_is_one_restart() -> None:
+    """Docker bumps RestartCount while the container is restarting (its StartedAt still the failed run's)
+    and gives the new run's StartedAt only once it runs: two samples, one restart (with --max-restarts 1
+    the watch goes on). A manual restart after it (a new run, the counter unmoved) is one more."""
+    j = Judge(Policy(stall_after=0.0, max_restarts=1))
+    supervised(j, 0, "a", 0.0, initial=True)
+    supervised(j, 1, "a", 1.0)
+    supervised(j, 1, "b", 2.0)
+    said = [w.split(";")[0] for w in warnings(j) if w.startswith("server restarted")]
+    assert said == ["server restarted (restart 1)"]
+    assert j.tick(10.0) is None
+    supervised(j, 1, "c", 11.0)
+    said = [w.split(";")[0] for w in warnings(j) if w.startswith("server restarted")]
+    assert said == ["server restarted (restart 2)"]

@@ -27,6 +27,8 @@ class Lifecycle:
         self.svc: SupervisorState | None = None
         """The supervisor's latest known state (None: no supervisor has answered)."""
         self.base_restarts: int | None = None
+        self._counted_from: str | None = None
+        """The run whose restart the counter counted before the new run's id was seen."""
         self.restarts = 0
         self.last_cause = "no cause in the log"
         self.failed_at: float | None = None
@@ -53,7 +55,15 @@ class Lifecycle:
             self.base_restarts = st.restarts or 0
         if prev is not None and prev.known:
             more = (st.restarts or 0) > (prev.restarts or 0)
-            if more or bool(st.start_id and prev.start_id and st.start_id != prev.start_id):
+            new_run = bool(st.start_id and prev.start_id and st.start_id != prev.start_id)
+            if more and not new_run:
+                self._counted_from = prev.start_id  # counted now; its new run's id comes later (a container restarting)
+                return True
+            if new_run and not more and self._counted_from is not None and self._counted_from == prev.start_id:
+                self._counted_from = None
+                return False  # the new run of the restart the counter already counted
+            if more or new_run:
+                self._counted_from = None
                 return True
         if st.dead and not initial and self.death is None:
             self.death = (t, st.death_kind or "exited", st.death_reason or f"{self.p.unit} stopped")
