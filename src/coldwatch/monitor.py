@@ -257,6 +257,7 @@ class Monitor:
             self.close()
         if self.verdict is not None and self.verdict.outcome not in (
             Outcome.READY,
+            Outcome.FAILED,  # the log's traceback says where; a sample would hold the exit back 0.5-4 s
             Outcome.STALLED,
             Outcome.UNREACHABLE,
             Outcome.INTERRUPTED,
@@ -275,8 +276,8 @@ class Monitor:
         return res
 
     def final_stacks(self) -> None:
-        """Every non-ready verdict says where the ranks are: one stack sample per node now (a stall's
-        was taken as the start stopped moving)."""
+        """A timeout or an incomplete start says where the ranks are: one stack sample per node now (a
+        stall's was taken as the start stopped moving; a failure's place is its logged error)."""
         for n in self.nodes:
             if n.probe is not None and n.blind is None and n.probe.control.pid is not None:
                 try:
