@@ -29,6 +29,8 @@ class Lifecycle:
         self.base_restarts: int | None = None
         self._counted_from: str | None = None
         """The run whose restart the counter counted before the new run's id was seen."""
+        self._same = False
+        """The restart being reported is the new run of one already counted."""
         self.restarts = 0
         self.last_cause = "no cause in the log"
         self.failed_at: float | None = None
@@ -61,7 +63,8 @@ class Lifecycle:
                 return True
             if new_run and not more and self._counted_from is not None and self._counted_from == prev.start_id:
                 self._counted_from = None
-                return False  # the new run of the restart the counter already counted
+                self._same = True  # the new run of the restart the counter already counted: followed, not counted
+                return True
             if more or new_run:
                 self._counted_from = None
                 return True
@@ -86,6 +89,13 @@ class Lifecycle:
     def restart(self, t: float, st: SupervisorState | None, cause: str) -> bool:
         """Count a restart (warned with the last failure's cause); whether a new start is judged now
         (False: past ``--max-restarts``, the next tick fails the watch)."""
+        if self._same:
+            self._same = False
+            if self.too_many:
+                return False
+            self.failed_at = None
+            self.death = None
+            return True
         if st is not None and st.restarts is not None:
             # the counter may have moved by more than one since the last look; a new start with the
             # counter unmoved (a manual restart) is one more all the same
