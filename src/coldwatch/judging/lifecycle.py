@@ -89,21 +89,17 @@ class Lifecycle:
     def restart(self, t: float, st: SupervisorState | None, cause: str) -> bool:
         """Count a restart (warned with the last failure's cause); whether a new start is judged now
         (False: past ``--max-restarts``, the next tick fails the watch)."""
-        if self._same:
+        if self._same:  # the new run of a restart counted already: judged afresh, not counted again
             self._same = False
-            if self.too_many:
-                return False
-            self.failed_at = None
-            self.death = None
-            return True
-        if st is not None and st.restarts is not None:
-            # the counter may have moved by more than one since the last look; a new start with the
-            # counter unmoved (a manual restart) is one more all the same
-            self.restarts = max(st.restarts - (self.base_restarts or 0), self.restarts + 1)
         else:
-            self.restarts += 1
-        self.out.emit("warning", t, message=f"server restarted (restart {self.restarts}); last failure: {cause[:200]}")
-        self.last_cause = cause
+            if st is not None and st.restarts is not None:
+                # the counter may have moved by more than one since the last look; a new start with the
+                # counter unmoved (a manual restart) is one more all the same
+                self.restarts = max(st.restarts - (self.base_restarts or 0), self.restarts + 1)
+            else:
+                self.restarts += 1
+            self.out.emit("warning", t, message=f"server restarted (restart {self.restarts}); last failure: {cause[:200]}")
+            self.last_cause = cause
         if self.too_many:
             return False
         self.failed_at = None
