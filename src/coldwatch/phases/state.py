@@ -13,7 +13,7 @@ from typing import Any
 from coldwatch.phases.rules import PHASES
 
 MAX_FRAMES = 64
-"""Frames kept of the current traceback (the outermost ones)."""
+"""Frames kept of the current traceback (the innermost ones: the deque drops the oldest, outermost first)."""
 
 
 @dataclass(slots=True)
