@@ -146,6 +146,28 @@ def kids():
                 out.setdefault(int(s.rsplit(")", 1)[1].split()[1]), []).append(int(d))
             except (OSError, IndexError, ValueError): pass
     return out
+SCAN = {"procs": 0, "calls": 0}
+def tree(root, threads):
+    # root's process tree: from its threads' /proc children lists when that reads fewer files than a
+    # scan of every process (``threads``: the tree's thread count at the last sample; a GPU host runs
+    # hundreds of processes, the server a few), else, and every 60th call, from a scan of /proc
+    SCAN["calls"] += 1
+    if threads and threads < SCAN["procs"] and SCAN["calls"] % 60 and os.path.exists("/proc/%d/task/%d/children" % (root, root)):
+        pids = []; todo = [root]
+        while todo:
+            p = todo.pop(); pids.append(p)
+            try: tids = os.listdir("/proc/%d/task" % p)
+            except OSError: continue
+            for t in tids:
+                try:
+                    with open("/proc/%d/task/%s/children" % (p, t)) as f: todo.extend(int(x) for x in f.read().split() if int(x) not in pids)
+                except (OSError, ValueError): pass
+        return pids
+    found = kids(); SCAN["procs"] = sum(len(v) for v in found.values())
+    todo = [root]; pids = []
+    while todo:
+        p = todo.pop(); pids.append(p); todo.extend(found.get(p, []))
+    return pids
 def state(p):
     try:
         with open("/proc/%d/stat" % p) as f: return f.read().rsplit(")", 1)[1].split()[0]
@@ -239,15 +261,13 @@ def holder(root, pids, port):
 def proc_sample(root, want_model, port):
     if state(root) in ("Z", "X"):  # gone, or a zombie nobody has reaped yet: dead either way
         return {"alive": False}
-    tree = kids(); todo = [root]; pids = []
-    while todo:
-        p = todo.pop(); pids.append(p); todo.extend(tree.get(p, []))
-    cpu = 0.0; rd = 0; rss = 0; names = []
+    pids = tree(root, SCAN.get("threads", 0))
+    cpu = 0.0; rd = 0; rss = 0; names = []; threads = 0
     for p in pids:
         try:
             with open("/proc/%d/stat" % p) as f: s = f.read()
             name = s[s.index("(") + 1:s.rindex(")")]; rest = s.rsplit(")", 1)[1].split()
-            cpu += (int(rest[11]) + int(rest[12])) / TICK; rss += int(rest[21]) * PAGE // 1024
+            cpu += (int(rest[11]) + int(rest[12])) / TICK; rss += int(rest[21]) * PAGE // 1024; threads += int(rest[17])
             if p != root: names.append(name)
             try:
                 with open("/proc/%d/io" % p) as f:
@@ -259,6 +279,7 @@ def proc_sample(root, want_model, port):
     try:
         with open("/proc/%d/cmdline" % root, "rb") as f: cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:2000]
     except OSError: pass
+    SCAN["threads"] = threads
     out = {"alive": True, "cpu": round(cpu, 2), "read": rd, "rss": rss, "n": len(pids), "names": names[:64], "cmd": cmd, "_pids": pids}
     out["model"] = model_size(cmd) if want_model else None
     out["port"] = holder(root, pids, port) if port else None
