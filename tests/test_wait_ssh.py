@@ -221,3 +221,32 @@ def _foreground() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_a_port_the_sampler_sees_free_is_not_probed_every_interval(gpu_host: GpuHost) -> None:
+    """While the server loads and nothing listens on its port (the sampler says so every interval),
+    the refused probe is sent every PROBE_REFRESH seconds, not every --interval: each one is a channel
+    open on the host's sshd (at fleet scale most of the watcher's CPU). The watch still shows the
+    refused port, and a ready start after it is still seen."""
+    sim = gpu_host.start_sim("hang_load", 0.15)
+    pid = (sim.dir / "sim.pid").read_text().strip()
+    log = gpu_host.fix / "sshd.log"
+    before = len(log.read_text(errors="replace"))
+    r = wait(
+        gpu_host, "gpu1", "--log-cmd", f"tail -n +1 -F {sim.dir}/server.log", "--url", sim.url, "--pid", pid,
+        "--interval", "0.5", "--timeout", "12s", timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 124, r.stderr.decode()
+    probes = log.read_text(errors="replace")[before:].count(f"port {sim.port}: failed.")
+    assert 1 <= probes <= 5, f"{probes} refused probes in 12 s at --interval 0.5 (every interval: 24)"
+    http = [e for e in json_lines(r.stdout) if e["event"] == "http"]
+    assert [e["state"] for e in http] == ["refused"]
+
+    ready = gpu_host.start_sim("ready")
+    r = wait(
+        gpu_host, "gpu1", "--log-cmd", f"tail -n +1 -F {ready.dir}/server.log", "--url", ready.url,
+        "--pid", (ready.dir / "sim.pid").read_text().strip(), "--interval", "0.5",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr.decode()
+    states = [e["state"] for e in json_lines(r.stdout) if e["event"] == "http"]
+    assert states[0] == "refused" and states[-1] == "ready"

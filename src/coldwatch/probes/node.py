@@ -37,6 +37,7 @@ from coldwatch.evidence import (
     ProbeWarning,
     ProcFailed,
     ProcReading,
+    ProcSample,
     ProcUnavailable,
     Reading,
     Reconnected,
@@ -67,6 +68,11 @@ FAST_PROBE = 0.2
 """Once the log says the server is about to listen (warm-up) or ready, a refused port is probed this
 often: the log line can come a moment before the bind (vLLM logs "Application startup complete" as
 uvicorn starts), and a refused connect costs one channel-open round trip."""
+PROBE_REFRESH = 5.0
+"""While the last probe was refused and every process sample since says nothing listens on the probed
+port, the probe is sent at most this often (in --interval steps): the sample has answered it already,
+and a refused probe costs a channel open on the SSH connection and on the host's sshd (at fleet scale,
+most of the watcher's CPU). A sample that sees a listener wakes the probe at once."""
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::")
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 10.0
@@ -135,6 +141,9 @@ class NodeControl:
         self.stacks_wanted = threading.Event()
         """Set by a SampleStacks action; the stacks probe takes and clears it."""
         self.stacks_reason = ""
+        self.port_free_at = -1.0
+        """When (time.monotonic()) the latest process sample said nothing listens on the probed port;
+        -1 when the latest one did not, or none came."""
 
 
 class NodeProbe:
@@ -193,6 +202,8 @@ class NodeProbe:
         self._emit(r, self.gen if gen is None else gen)
         if isinstance(r, SupervisorReading) and not r.initial:
             self._unparked(r.state)
+        elif isinstance(r, ProcReading):
+            self._port_seen(r.sample)
 
     def emit_batch(self, readings: tuple[Reading, ...], gen: int | None = None) -> None:
         """Several readings read together, in their order, as one item for the driver."""
@@ -205,6 +216,19 @@ class NodeProbe:
         for r in readings:
             if isinstance(r, SupervisorReading) and not r.initial:
                 self._unparked(r.state)
+            elif isinstance(r, ProcReading):
+                self._port_seen(r.sample)
+
+    def _port_seen(self, sample: ProcSample) -> None:
+        """A process sample's word on the probed port: free (a probe now would be refused), or taken,
+        which wakes a probe held back by a free port at once."""
+        c = self.control
+        if sample.port == "free" and sample.alive:
+            c.port_free_at = time.monotonic()
+        elif c.port_free_at >= 0:
+            c.port_free_at = -1.0
+            if sample.port is not None:
+                c.probe_now.set()
 
     def spawn(self, name: str, fn: Callable[[], None]) -> None:
         def wrapped() -> None:
@@ -502,15 +526,27 @@ def probe_http(self: NodeProbe) -> None:
     """The head's HTTP thread: the readiness ladder every --interval, at once when the judge asks, every
     FAST_PROBE seconds while a refused port is expected to bind soon."""
     fast = False
+    refused_at = -1.0  # when the last probe sent was refused (time.monotonic()); -1: it was not
 
     def interval() -> float:
         return min(FAST_PROBE, self.s.interval) if fast else self.s.interval
 
     def step() -> bool:
-        nonlocal fast
+        nonlocal fast, refused_at
         assert self.ladder is not None
+        now = time.monotonic()
+        free_at = self.control.port_free_at
+        if (
+            refused_at >= 0
+            and self.t() >= self.control.fast_until
+            and free_at > refused_at
+            and now - free_at <= 2 * self.s.interval + 1.0
+            and now - refused_at < max(PROBE_REFRESH, self.s.interval)
+        ):
+            return not self.stop.is_set()  # refused again, as a sample since the last one says: not sent
         st: HttpState = self.ladder.probe()
         self.emit(st)
+        refused_at = now if st.state == "refused" else -1.0
         fast = st.state == "refused" and self.t() < self.control.fast_until
         return not self.stop.is_set()
 
