@@ -4,6 +4,7 @@ processes either way, including a child that a thread other than the main one st
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -60,10 +61,8 @@ def server() -> Any:
         want = _descendants(p.pid)
     yield p.pid, want
     for pid in want:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, 9)
-        except OSError:
-            pass
     p.wait()
     p.stdout.close()
 
