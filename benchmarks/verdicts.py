@@ -32,6 +32,7 @@ CORPORA = {
     "blind26": LOGS / "blind26",
     "blind30": LOGS / "blind30",
     "blind31": LOGS / "blind31",
+    "blind32": LOGS / "blind32",
 }
 
 
