@@ -93,6 +93,9 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ),
             ("sglang/srt/managers/scheduler.py", r"maybe_init_draft_worker|init_draft_worker", "draft_init"),
             ("sglang/srt/managers/scheduler.py", r"init_memory_pools|init_target_memory_pool|init_memory_pool_and_cache", "kv_alloc"),
+            # a disaggregated (PD) node registers its KV pool's buffers with the transfer engine (NIXL,
+            # Mooncake, ...) as the KV manager is made: part of the KV cache's set-up
+            ("sglang/srt/disaggregation/", r"_init_kv_manager|register_buffer_to_engine", "kv_alloc"),
             ("sglang/srt/managers/scheduler.py", r"init_all_cuda_graphs", "graph_capture"),
             ("sglang/srt/managers/scheduler.py", r"event_loop_\w+|run_batch", "warmup"),
             ("sglang/srt/managers/scheduler_pp_mixin.py", r"event_loop_\w+", "warmup"),
@@ -159,9 +162,9 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/v1/worker/gpu/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
             ("vllm/v1/worker/gpu/model_runner.py", r"capture_model|profile_cudagraph_memory", "graph_capture"),
             ("vllm/v1/engine/core.py", r"run_busy_loop", "warmup"),
-            # Ray's cluster and placement group come before the workers' distributed init
-            ("vllm/v1/executor/ray_utils.py", r"initialize_ray_cluster|_wait_until_pg_ready", "dist_init"),
-            ("vllm/executor/ray_utils.py", r"initialize_ray_cluster|_wait_until_pg_ready", "dist_init"),
+            # Ray's cluster and placement group (vllm/executor/ray_utils.py initialize_ray_cluster,
+            # _wait_until_pg_ready) are the workers' resources being reserved before any of them runs:
+            # no phase of their own, so a failure there is in `starting` (not mapped on purpose)
             # KV connectors (offload, disaggregated prefill) register the allocated caches
             ("vllm/distributed/kv_transfer/", r"register_kv_caches|register_cross_layers_kv_cache", "kv_alloc"),
             ("vllm/v1/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*|initialize_cudagraph\w*", "draft_init"),

@@ -265,3 +265,100 @@ def test_jit_inside_capture_returns_to_capture() -> None:
         "[2025-04-02 15:26:05 DP1 TP8] Using configuration from /sglang/srt/layers/moe/fused_moe_triton/configs/E=256.json\n"
     )
     assert verdict(log) == ("incomplete", "graph_capture", None)
+
+
+# ---- issue 23, third blind corpus: shapes its first score missed -------------------------------------
+
+
+def test_an_unraisable_exception_report_is_no_failure_and_the_real_one_after_it_is_placed() -> None:
+    """Python prints an error in a destructor ('Exception ignored in: <function X.__del__>') and goes on;
+    the worker's own failure after it is the start's (vLLM 0.4 on Ray, blind32 e033)."""
+    log = (
+        "(RayWorkerVllm pid=1) Exception ignored in: <function NCCLCommunicator.__del__ at 0x7f4d8c3212d0>\n"
+        "(RayWorkerVllm pid=1) Traceback (most recent call last):\n"
+        '(RayWorkerVllm pid=1)   File "/x/vllm/model_executor/parallel_utils/pynccl.py", line 264, in __del__\n'
+        "(RayWorkerVllm pid=1)     _c_ncclCommDestroy(self.comm)\n"
+        "(RayWorkerVllm pid=1) AttributeError: 'NCCLCommunicator' object has no attribute 'comm'\n"
+    )
+    assert verdict(log)[0] == "incomplete"  # the report alone: nothing failed
+    cut = log + (
+        "(RayWorkerVllm pid=1) ERROR 04-17 09:00:33 ray_utils.py:44] Error executing method init_device. This might cause deadlock.\n"
+        "(RayWorkerVllm pid=1) ERROR 04-17 09:00:33 ray_utils.py:44] Traceback (most recent call last):\n"
+        '(RayWorkerVllm pid=1) ERROR 04-17 09:00:33 ray_utils.py:44]   File "/x/vllm/engine/ray_utils.py", line 37, in execute_method\n'
+    )
+    assert verdict(cut) == ("failed", "dist_init", "other")  # the method names the phase; the type is cut off
+    # an ordinary traceback is still a failure
+    assert verdict('Traceback (most recent call last):\n  File "/x/a.py", line 1, in f\nAttributeError: no\n')[0] == "failed"
+
+
+@pytest.mark.parametrize(
+    ("log", "want"),
+    [
+        # SGLang's runner wraps any capture error (blind32 e020)
+        (
+            "[2026-04-02 10:00:00 TP0] Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+            ("failed", "graph_capture", "oom"),
+        ),
+        # the kernel's own OOM first, the runner's re-raise later: the later words place it (blind32 e022)
+        (
+            'w-1  |   File "/x/site-packages/deep_gemm/__init__.py", line 221, in fp8_paged_mqa_logits\n'
+            "w-1  | tvm.error.InternalError: CUDA out of memory. Tried to allocate 1.50 GiB.\n"
+            'w-1  |   File "/x/sglang/srt/model_executor/cuda_graph_runner.py", line 628, in __init__\n'
+            "w-1  | Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 1.50 GiB.\n",
+            ("failed", "graph_capture", "oom"),
+        ),
+        # vLLM's sampler warm-up, in its own words (blind31 c032, blind32 e050)
+        (
+            "(VllmWorker rank=1 pid=2) ERROR 05-10 16:00:15 [multiproc_executor.py:470] WorkerProc hit an exception.\n"
+            "(VllmWorker rank=1 pid=2) ERROR 05-10 16:00:15 [multiproc_executor.py:470] Traceback (most recent call last):\n"
+            '(VllmWorker rank=1 pid=2) ERROR 05-10 16:00:15 [multiproc_executor.py:470]   File "/x/vllm/v1/worker/gpu_model_runner.py", line 1548, in _dummy_sampler_run\n'
+            "(VllmWorker rank=1 pid=2) ERROR 05-10 16:00:15 [multiproc_executor.py:470] RuntimeError: CUDA out of memory occurred when warming up sampler with 256 dummy requests.\n",
+            ("failed", "warmup", "oom"),
+        ),
+        # runpy's one line for `python -m vllm...` without vllm (blind32 e017)
+        (
+            "/venv/bin/python: Error while finding module specification for 'vllm.entrypoints.openai.api_server' "
+            "(ModuleNotFoundError: No module named 'vllm')\n",
+            ("failed", "starting", "exception"),
+        ),
+    ],
+)
+def test_a_failure_s_own_words_place_it(log: str, want: tuple[str, str, str]) -> None:
+    assert verdict(log) == want
+
+
+def test_vllm_s_kv_cache_set_up_that_captures_the_graphs_fails_in_capture() -> None:
+    """V0 worker.initialize_cache allocates the cache, then _warm_up_model captures the graphs: the
+    inner step is the phase (blind32 e052); the cache's own failure stays kv_alloc."""
+    head = (
+        "(VllmWorkerProcess pid=7) ERROR 08-01 10:00:00 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess "
+        "while processing method initialize_cache: NCCL error: invalid usage, Traceback (most recent call last):\n"
+        '  File "/x/vllm/worker/worker.py", line 266, in initialize_cache\n'
+    )
+    capture = head + '  File "/x/vllm/worker/worker.py", line 283, in _warm_up_model\n'
+    assert verdict(capture) == ("failed", "graph_capture", "nccl")
+    alloc = head + '  File "/x/vllm/worker/worker.py", line 270, in _init_cache_engine\n'
+    assert verdict(alloc) == ("failed", "kv_alloc", "nccl")
+
+
+def test_a_sampler_failure_after_capture_is_warm_up_and_before_it_is_not() -> None:
+    """_dummy_sampler_run runs in the memory profile and again after capture (blind32 e049)."""
+    tb = (
+        "ERROR 03-14 02:45:06 [core.py:337] EngineCore hit an exception: Traceback (most recent call last):\n"
+        'ERROR 03-14 02:45:06 [core.py:337]   File "/x/vllm/v1/worker/gpu_model_runner.py", line 1292, in _dummy_sampler_run\n'
+    )
+    after = "INFO 03-14 02:45:01 [gpu_model_runner.py:1562] Graph capturing finished in 22 secs, took 0.40 GiB\n" + tb
+    assert verdict(after) == ("failed", "warmup", "other")
+    assert verdict(tb)[1] != "warmup"
+
+
+def test_ray_reserving_gpus_is_still_starting_and_is_said() -> None:
+    """The placement-group wait comes before any worker runs (blind32 e006): no dist_init, a warning."""
+    line = "INFO 05-01 10:00:00 ray_utils.py:227] Waiting for creating a placement group of specs for 10 seconds. specs=[{'GPU': 1.0}]\n"
+    tb = (
+        'Traceback (most recent call last):\n  File "/x/vllm/executor/ray_utils.py", line 227, in _wait_until_pg_ready\nKeyboardInterrupt\n'
+    )
+    events: list[dict[str, object]] = []
+    _, v = replay([line.encode(), tb.encode()], on_event=events.append)
+    assert (v.outcome, v.phase) == ("failed", "starting")
+    assert any("placement group" in str(e.get("message", "")) for e in events if e.get("event") == "warning")

@@ -20,6 +20,13 @@ _NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?[NR]CCL (?:INFO|WARN
 """NCCL's own log line ('host:pid:tid [dev] NCCL WARN ...'), a C logger's: no Python frame follows it."""
 
 
+_TB_HEADS = ("common.traceback", "common.cut_traceback")
+_WRAPPERS = ("vllm.proc_exception",)
+"""An engine's line that only announces the traceback after it ('Exception in worker VllmWorkerProcess
+while processing method init_device.', 'Error executing method init_device. This might cause deadlock
+...'): cut before its exception line, the failure is as unknown as a bare traceback's."""
+
+
 class CauseRanker:
     """Records failures as the log shows them and decides their kind and phase."""
 
@@ -44,6 +51,8 @@ class CauseRanker:
             if st.failure.definitive:
                 self.emit_failed(t)
             return
+        if role == "fatal" and not f.later and text != f.trigger:
+            f.later = text
         if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
             f.trigger, f.rule, f.kind, f.rule_kind = text, rule, kind, kind
         elif role == "fatal" and f.root is not None and _BARE_EXC.match(f.root):
@@ -69,7 +78,11 @@ class CauseRanker:
         kind = self._kind_of(f)
         if kind is not None:
             f.kind = kind
-        elif f.root is None and self.state.cut and (f.rule in ("common.traceback", "common.cut_traceback") or TB_HEAD in f.trigger):
+        elif (
+            f.root is None
+            and self.state.cut
+            and (f.rule in _TB_HEADS or TB_HEAD in f.trigger or (f.rule in _WRAPPERS and self.state.frames))
+        ):
             f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
         elif self._consequence_only(f):
             # a consequence ("See root cause above") with no cause in the text: when the text is a
@@ -135,7 +148,7 @@ class CauseRanker:
         """Where the error's own words put it ([[frame]] text rules): an error that can only happen in
         one phase (CUDA refuses an operation 'when stream is capturing' only while a graph is captured)."""
         for rule in self.rules.text_phase:
-            for text in (f.root, f.trigger):
+            for text in (f.root, f.trigger, f.later):
                 if text and rule.regex.search(text):
                     return rule.label
         return None
@@ -167,8 +180,11 @@ class CauseRanker:
         return self._hand_frame_phase(frames)
 
     def _hand_frame_phase(self, frames: deque[str] | list[str], skip: str = "") -> str | None:
+        st = self.state
         for rule in self.rules.frame:
             if rule.label == skip:
+                continue
+            if rule.after and not (st.phase == rule.after and (span := st.spans.get(rule.after)) is not None and span.closed):
                 continue
             for frame in frames:
                 if rule.regex.search(frame):

@@ -137,6 +137,8 @@ class Classifier:
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
             self._late(text)
             return out
+        if self._tracebacks.ignored(text):
+            return out
         st.last_line = text[:500]
         self._tracebacks.read(text, t)
         if "%" in text:

@@ -112,6 +112,9 @@ class StartRule:
 class TaggedRegex:
     label: str
     regex: re.Pattern[str]
+    after: str = ""
+    """A [[frame]] rule's ``after``: it applies only once the log says that phase has ended (the step
+    the engine runs next), e.g. vLLM's sampler warm-up, which also runs in the memory profile."""
 
 
 @dataclass(slots=True)
@@ -251,7 +254,8 @@ def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> N
     if e.get("kind") is not None:
         rules.frame_kind.append(TaggedRegex(_kind(e["kind"], where), rx))
     else:
-        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx))
+        after = e.get("after")
+        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx, _phase(after, where) if after is not None else ""))
 
 
 def _cause_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:

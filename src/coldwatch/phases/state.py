@@ -44,6 +44,9 @@ class Failure:
     phase: str | None = None
     rule_kind: str | None = None
     """The kind its rule gave, before refinement (refinement starts from it each time)."""
+    later: str = ""
+    """A later fatal line of the same failure (the engine's wrapper re-raising it: SGLang's 'Capture cuda
+    graph failed: CUDA out of memory ...' after the kernel's own OOM): its words can place it."""
 
     @property
     def cause(self) -> str:
@@ -100,6 +103,10 @@ class State:
     last_error: bool = False
     """The previous line was torch's 'Last error:' (ProcessGroupNCCL's getNcclErrorDetailStr): the next
     line is the collective library's own last error, the innermost one."""
+    unraisable: int = 0
+    """Lines left of Python's report of an exception it could not raise ('Exception ignored in: <function
+    X.__del__ ...>', then a traceback and its exception line): no failure of the start."""
+    unraisable_prefix: str = ""
     orphan_exc: str = ""
     """An exception line outside any traceback (another rank's, whose frames came before the excerpt
     or are interleaved with this one's): the cause of a traceback cut before its own exception line."""

@@ -13,9 +13,11 @@ from importlib import resources
 _ROOTS = ("sglang/", "vllm/", "vllm_ascend/")
 _TAG = re.compile(r"\[([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
-SUBSTEPS = {"weight_load": ("marlin_repack",)}
-"""Phases the engine runs inside another one's code (vLLM's and SGLang's loaders call the quantization
-post-processing): an inner frame of one of these is more specific than the outer phase."""
+SUBSTEPS = {"weight_load": ("marlin_repack",), "kv_alloc": ("graph_capture", "warmup")}
+"""Phases the engine runs inside another one's code: an inner frame of one of these is more specific
+than the outer phase. vLLM's and SGLang's loaders call the quantization post-processing; vLLM's KV-cache
+set-up runs the warm-up and the CUDA-graph capture once the cache exists (V0 worker.initialize_cache ->
+_warm_up_model -> capture_model; V1 EngineCore._initialize_kv_caches -> compile_or_warm_up_model)."""
 
 
 @dataclass(slots=True)

@@ -17,6 +17,9 @@ _FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
 """A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
 _CALL = re.compile(r"^(?:[\w.]+ = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
+_UNRAISABLE = "Exception ignored in"
+"""CPython's unraisable-exception report (sys.unraisablehook: an error in a destructor, a weakref or atexit
+callback, a thread's cleanup): printed and dropped, nothing failed because of it."""
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 
 
@@ -27,6 +30,29 @@ class TracebackReader:
         self.state = state
         self._causes = causes
         self._box = box
+
+    def ignored(self, text: str) -> bool:
+        """Whether the line belongs to an unraisable-exception report (its header, its traceback, its
+        exception line): such a report is read past, it is never the start's failure."""
+        st = self.state
+        i = text.find(_UNRAISABLE) if "ignored" in text else -1
+        if i >= 0 and not st.in_traceback:
+            st.unraisable, st.unraisable_prefix = 60, text[:i]  # its traceback, at most 60 lines
+            return True
+        if not st.unraisable:
+            return False
+        st.unraisable -= 1
+        body = (text[len(st.unraisable_prefix) :] if text.startswith(st.unraisable_prefix) else text).lstrip()
+        if _EXC.match(body):
+            st.unraisable = 0  # its exception line ends it
+            return True
+        if TB_HEAD in body:
+            st.unraisable_prefix = "\0"  # inside its traceback: every line up to the exception line
+            return True
+        if st.unraisable_prefix == "\0":
+            return True
+        st.unraisable = 0  # no traceback after the header: a line of the log again
+        return False
 
     def read(self, text: str, t: float | None) -> None:
         """One line of the log (every line passes here, before any rule)."""
@@ -136,6 +162,8 @@ class TracebackReader:
         the call the last frame made counts as a frame; a traceback alone is a (pending) failure."""
         st = self.state
         f = st.failure
+        if st.unraisable and st.unraisable_prefix == "\0":
+            st.cut = True  # the log ends inside an unraisable-exception report: the excerpt is cut
         if st.in_traceback and (f is None or f.root is None):
             st.cut = True
             if st.call and st.frames and not st.frames_done:
