@@ -33,6 +33,7 @@ CORPORA = {
     "blind30": LOGS / "blind30",
     "blind31": LOGS / "blind31",
     "blind32": LOGS / "blind32",
+    "blind33": LOGS / "blind33",
 }
 
 
