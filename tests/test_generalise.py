@@ -362,3 +362,64 @@ def test_ray_reserving_gpus_is_still_starting_and_is_said() -> None:
     _, v = replay([line.encode(), tb.encode()], on_event=events.append)
     assert (v.outcome, v.phase) == ("failed", "starting")
     assert any("placement group" in str(e.get("message", "")) for e in events if e.get("event") == "warning")
+
+
+# ---- issue 23, fourth blind corpus (blind33) ------------------------------------------------------------
+
+
+def test_the_kv_pool_refusing_to_start_is_a_failure_in_kv_alloc_even_without_its_traceback() -> None:
+    """SGLang's bare 'ValueError: Loaded weights leave no GPU memory for the KV cache' (blind33 g031)."""
+    log = (
+        "[2026-07-01 10:00:00 TP0] Load weight end. quant=fp8, fmt=e4m3, avail mem=12.25 GB, mem usage=125.65 GB.\n"
+        "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.88.\n"
+    )
+    assert verdict(log) == ("failed", "kv_alloc", "oom")
+
+
+def test_a_fatal_site_s_flattened_traceback_takes_its_exception_line_as_the_cause() -> None:
+    """A log viewer's export lost the indentation of vLLM's ERROR lines: the first one is a source line,
+    the exception line two lines later is the cause (blind33 g030)."""
+    tag = "(EngineCore_DP0 pid=270) ERROR 11-19 12:16:36 [v1/engine/core.py:842] "
+    log = (
+        f"{tag}logits_sort, logits_idx = logits.sort(dim=-1, descending=False)\n"
+        f"{tag}^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        f"{tag}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.47 GiB.\n"
+    )
+    assert verdict(log)[2] == "oom"
+
+
+def test_the_drafter_loaded_inside_the_target_s_load_is_draft_init() -> None:
+    """vLLM's gpu_model_runner load_model loads the drafter after the target (blind33 g028)."""
+    log = (
+        "ERROR 08-01 10:00:00 [core.py:700] EngineCore failed to start.\n"
+        "ERROR 08-01 10:00:00 [core.py:700] Traceback (most recent call last):\n"
+        'ERROR 08-01 10:00:00 [core.py:700]   File "/x/vllm/v1/worker/gpu_model_runner.py", line 2500, in load_model\n'
+        'ERROR 08-01 10:00:00 [core.py:700]   File "/x/vllm/v1/spec_decode/eagle.py", line 900, in load_model\n'
+    )
+    assert verdict(log)[1] == "draft_init"
+
+
+def test_an_exception_beats_the_scheduler_s_exit_and_a_diffusion_warm_up_is_warm_up() -> None:
+    """SGLang's 'Initialization failed. warmup error' with an AssertionError is an exception (blind33
+    g033); the diffusion server's warm-up frames are warm-up (g035)."""
+    warm = (
+        "[2026-01-10 13:23:27] Initialization failed. warmup error: Traceback (most recent call last):\n"
+        '  File "/x/sglang/srt/entrypoints/http_server.py", line 1434, in _execute_server_warmup\n'
+        "AssertionError: res=<Response [502]>, res.text=''\n"
+    )
+    assert verdict(warm) == ("failed", "warmup", "exception")
+    diffusion = (
+        "[06-17 13:46:56] Server warmup failed; aborting startup: HTTP server did not become ready\n"
+        "Traceback (most recent call last):\n"
+        '  File "/x/sglang/multimodal_gen/runtime/entrypoints/http_server.py", line 105, in _run_server_warmup_after_http_ready\n'
+        "RuntimeError: HTTP server did not become ready at http://[::1]:10762/health\n"
+    )
+    assert verdict(diffusion) == ("failed", "warmup", "exception")
+
+
+def test_a_log_cut_in_a_traceback_s_first_word_is_a_cut_excerpt() -> None:
+    """'EngineCore failed to start.' then 'Trac': the cause is in the part cut off (blind33 g024), not a
+    death without a word."""
+    tag = "(EngineCore pid=1) ERROR 06-16 20:55:14 [core.py:1224] "
+    assert verdict(f"{tag}EngineCore failed to start.\n{tag}Trac\n")[2] == "other"
+    assert verdict(f"{tag}EngineCore failed to start.\n")[2] == "killed"

@@ -45,9 +45,14 @@ FLOORS = {
     # set-up's capture as the inner phase, runpy's one-line failure: outcome 100, last phase 100, kind 96.2
     # (e048: a traceback cut inside initialize_model_parallel, labelled 'other', is nccl by the issue's ask)
     "blind32": (100.0, 100.0, 96.0),
+    # a fourth, scored after blind32's changes and before study: outcome 97.4, last phase 89.7, kind 72.7
+    # (oom/nccl 4/6); then the KV pool's sizing errors as failures in kv_alloc, a fatal site's flattened
+    # traceback taking its exception line, the drafter loaded inside the target's load, an exception over a
+    # scheduler's exit, the diffusion server's warm-up, a log cut in 'Trac': 100, 97.4, 90.9 (6/6)
+    "blind33": (100.0, 97.0, 90.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
-HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0, "blind31": 100.0, "blind32": 100.0}
+HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0, "blind31": 100.0, "blind32": 100.0, "blind33": 100.0}
 
 
 @pytest.mark.parametrize("corpus", sorted(FLOORS))

@@ -106,6 +106,8 @@ class CauseRanker:
             return kind
         if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
             return self.state.cause[0]
+        if f.rule_kind == "exited" and f.root is not None and not self._consequence_only(f):
+            return "exception"  # a process that exited says less than the exception it logged first
         return None
 
     def _crash_site(self) -> str | None:

@@ -13,9 +13,10 @@ from importlib import resources
 _ROOTS = ("sglang/", "vllm/", "vllm_ascend/")
 _TAG = re.compile(r"\[([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
-SUBSTEPS = {"weight_load": ("marlin_repack",), "kv_alloc": ("graph_capture", "warmup")}
+SUBSTEPS = {"weight_load": ("marlin_repack", "draft_init"), "kv_alloc": ("graph_capture", "warmup")}
 """Phases the engine runs inside another one's code: an inner frame of one of these is more specific
-than the outer phase. vLLM's and SGLang's loaders call the quantization post-processing; vLLM's KV-cache
+than the outer phase. vLLM's and SGLang's loaders call the quantization post-processing, and vLLM's
+(gpu_model_runner load_model) loads the speculative drafter after the target (drafter.load_model); its KV-cache
 set-up runs the warm-up and the CUDA-graph capture once the cache exists (V0 worker.initialize_cache ->
 _warm_up_model -> capture_model; V1 EngineCore._initialize_kv_caches -> compile_or_warm_up_model)."""
 

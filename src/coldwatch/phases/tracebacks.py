@@ -106,6 +106,12 @@ class TracebackReader:
             self._body(text, t)
         elif not st.orphan_exc and st.failure is None and ": " in text and _EXC.match(text):
             st.orphan_exc = text
+        elif (f := st.failure) is not None and f.root is None and f.rule == "vllm.error_site" and _EXC.match(text):
+            # vLLM's fatal site logged the traceback's lines one ERROR record each, their indentation lost
+            # (a log viewer's export): the exception line among them is the failure's root
+            f.root = text
+            self._causes.refine(f)
+            self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
 
     def _frame(self, m: re.Match[str]) -> None:
         st = self.state
@@ -164,6 +170,9 @@ class TracebackReader:
         f = st.failure
         if st.unraisable and st.unraisable_prefix == "\0":
             st.cut = True  # the log ends inside an unraisable-exception report: the excerpt is cut
+        last = st.last_line.strip()
+        if len(last) >= 3 and TB_HEAD.startswith(last):
+            st.cut = True  # the log's last line is the start of a traceback's header ('Trac'): cut mid-word
         if st.in_traceback and (f is None or f.root is None):
             st.cut = True
             if st.call and st.frames and not st.frames_done:
