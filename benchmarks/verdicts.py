@@ -34,6 +34,7 @@ CORPORA = {
     "blind31": LOGS / "blind31",
     "blind32": LOGS / "blind32",
     "blind33": LOGS / "blind33",
+    "blind34": LOGS / "blind34",
 }
 
 
