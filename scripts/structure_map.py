@@ -44,6 +44,7 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
         "root": [("python/",)],
         "modules": [
             ("sglang/srt/model_loader/", "weight_load"),
+            ("sglang/multimodal_gen/runtime/loader/", "weight_load"),  # the diffusion server's component loaders
             ("sglang/srt/distributed/bootstrap.py", "dist_init"),
             ("sglang/srt/model_executor/model_runner_components/load_model_utils.py", "weight_load"),
             ("sglang/srt/model_executor/model_runner_components/remote_instance_weight_transporter.py", "weight_load"),
@@ -162,6 +163,9 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/v1/worker/gpu/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
             ("vllm/v1/worker/gpu/model_runner.py", r"capture_model|profile_cudagraph_memory", "graph_capture"),
             ("vllm/v1/engine/core.py", r"run_busy_loop", "warmup"),
+            # EngineCore sizes the KV cache and has the workers allocate it (then capture and warm up, inside)
+            ("vllm/v1/engine/core.py", r"_initialize_kv_caches", "kv_alloc"),
+            ("vllm/v1/worker/worker_base.py", r"initialize_from_config", "kv_alloc"),
             # Ray's cluster and placement group (vllm/executor/ray_utils.py initialize_ray_cluster,
             # _wait_until_pg_ready) are the workers' resources being reserved before any of them runs:
             # no phase of their own, so a failure there is in `starting` (not mapped on purpose)

@@ -423,3 +423,72 @@ def test_a_log_cut_in_a_traceback_s_first_word_is_a_cut_excerpt() -> None:
     tag = "(EngineCore pid=1) ERROR 06-16 20:55:14 [core.py:1224] "
     assert verdict(f"{tag}EngineCore failed to start.\n{tag}Trac\n")[2] == "other"
     assert verdict(f"{tag}EngineCore failed to start.\n")[2] == "killed"
+
+
+# ---- issue 23, fifth blind corpus (blind34) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("log", "want"),
+    [
+        # vLLM's KV budget check on one line, its own spelling 'models's' (blind34 h059) ...
+        (
+            "(EngineCore_DP0 pid=1094) ValueError: To serve at least one request with the models's max seq len (262144), "
+            "(24.0 GiB KV cache is needed, which is larger than the available KV cache memory (3.18 GiB).\n",
+            ("failed", "kv_alloc", "oom"),
+        ),
+        # ... and wrapped by its reporter (h057)
+        (
+            "ValueError: To serve at least one request with the model's max seq len (1048576),\n"
+            "22.5 GiB KV cache is needed, which is larger than the available KV cache memory (17.39 GiB).\n",
+            ("failed", "kv_alloc", "oom"),
+        ),
+        # ROCm's page fault aborts the process (h021)
+        ("Memory access fault by GPU node-2 (Agent handle: 0x55d0) on address 0x7f00. Reason: Unknown.\n", ("failed", "starting", "other")),
+        # host memory exhausted (h060)
+        (
+            'Traceback (most recent call last):\n  File "/x/sglang/launch_server.py", line 1, in <module>\nOSError: [Errno 12] Cannot allocate memory\n',
+            ("failed", "starting", "oom"),
+        ),
+        # a layer's weights allocated as the model is built (h038)
+        (
+            "ERROR 11-01 10:00:00 [core.py:700] RuntimeError: Failed to create unquantized linear weights: CUDA out of memory. "
+            "Tried to allocate 896.00 MiB.\n",
+            ("failed", "weight_load", "oom"),
+        ),
+    ],
+)
+def test_more_failures_in_their_own_words(log: str, want: tuple[str, str, str]) -> None:
+    assert verdict(log) == want
+
+
+def test_nccl_s_ras_listener_failing_to_bind_is_no_failure() -> None:
+    """'ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use': NCCL goes on
+    without its RAS listener (blind34 h017); a server's own bind failure still fails."""
+    ras = "host:2528103:2528103 [0] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use\n"
+    assert verdict("NCCL version 2.26.2+cuda12.2\n" + ras) == ("incomplete", "dist_init", None)
+    assert (
+        verdict("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n")[0] == "failed"
+    )
+
+
+def test_a_method_the_frame_called_on_itself_places_a_traceback_cut_in_a_wrapper() -> None:
+    """EngineCore.__init__ called self._initialize_kv_caches, through a tracing decorator whose frame is the
+    last one the excerpt holds (blind34 h024): kv_alloc. A compile inside that step is still JIT."""
+    log = (
+        "ERROR 04-02 07:38:17 [core.py:1099] Traceback (most recent call last):\n"
+        'ERROR 04-02 07:38:17 [core.py:1099]   File "/x/vllm/v1/engine/core.py", line 122, in __init__\n'
+        "ERROR 04-02 07:38:17 [core.py:1099]     num_gpu_blocks, num_cpu_blocks, kv_cache_config = self._initialize_kv_caches(\n"
+        'ERROR 04-02 07:38:17 [core.py:1099]   File "/x/vllm/tracing/otel.py", line 178, in sync_wrapper\n'
+        "ERROR 04-02 07:38:17 [core.py:1099]     return func(*args, **kwargs)\n"
+    )
+    assert verdict(log)[1] == "kv_alloc"
+    compile_ = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/vllm/v1/engine/core.py", line 122, in _initialize_kv_caches\n'
+        '  File "/x/vllm/v1/worker/gpu_model_runner.py", line 4474, in profile_run\n'
+        '  File "/x/vllm/compilation/backends.py", line 600, in __call__\n'
+        '  File "/x/torch/_inductor/select_algorithm.py", line 2000, in autotune\n'
+        "torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: CUDA out of memory.\n"
+    )
+    assert verdict(compile_) == ("failed", "jit_compile", "oom")

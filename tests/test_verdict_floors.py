@@ -50,9 +50,16 @@ FLOORS = {
     # traceback taking its exception line, the drafter loaded inside the target's load, an exception over a
     # scheduler's exit, the diffusion server's warm-up, a log cut in 'Trac': 100, 97.4, 90.9 (6/6)
     "blind33": (100.0, 97.0, 90.0),
+    # a fifth, scored after blind33's changes and before study: outcome 93.3, last phase 71.7, kind 74.1
+    # (oom/nccl 4/8); then vLLM's KV budget check in both spellings, ROCm's memory access fault, host ENOMEM,
+    # a layer's weights failing to allocate, NCCL's RAS bind warning as no failure, a method a frame called
+    # on itself, EngineCore's KV set-up in the structure map and the compile inside its memory profile:
+    # outcome 100, last phase 85.0, kind 88.9 (oom/nccl 7/8)
+    "blind34": (100.0, 85.0, 88.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0, "blind31": 100.0, "blind32": 100.0, "blind33": 100.0}
+# blind34's one oom/nccl miss: h007, an NPU OOM at the end of a worker's flattened traceback line (87.5 %)
 
 
 @pytest.mark.parametrize("corpus", sorted(FLOORS))

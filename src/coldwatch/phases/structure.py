@@ -13,6 +13,11 @@ from importlib import resources
 _ROOTS = ("sglang/", "vllm/", "vllm_ascend/")
 _TAG = re.compile(r"\[([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
+JIT_INSIDE = {"kv_alloc": ("profile_run",)}
+"""Steps whose own code compiles the model: vLLM's KV-cache set-up profiles memory with a first forward,
+which is where torch.compile and inductor's autotuning run (EngineCore._initialize_kv_caches ->
+determine_available_memory -> gpu_model_runner profile_run); a JIT frame below that function is the
+compile, not the step (a kernel warm-up's autotuning later in the same set-up is not)."""
 SUBSTEPS = {"weight_load": ("marlin_repack", "draft_init"), "kv_alloc": ("graph_capture", "warmup")}
 """Phases the engine runs inside another one's code: an inner frame of one of these is more specific
 than the outer phase. vLLM's and SGLang's loaders call the quantization post-processing, and vLLM's
@@ -62,6 +67,8 @@ class StructureMap:
                 jit = True
             elif phase is not None and (best is None or phase in SUBSTEPS.get(best, ())):
                 best = phase
+        if jit and best in JIT_INSIDE and any(func in JIT_INSIDE[best] for _, func in frames):
+            return JIT, True  # the compile inside that step
         return best, jit
 
     def tag_phase(self, raw: str) -> str | None:

@@ -15,7 +15,8 @@ from coldwatch.phases.state import Failure, Outbox, State
 
 _FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
 """A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
-_CALL = re.compile(r"^(?:[\w.]+ = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
+_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
+_SELF_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?self\.\w+\(")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _UNRAISABLE = "Exception ignored in"
 """CPython's unraisable-exception report (sys.unraisablehook: an error in a destructor, a weakref or atexit
@@ -138,6 +139,18 @@ class TracebackReader:
         st = self.state
         if st.frames and (c := _CALL.match(text)) is not None:
             st.call = c.group(1)  # the source line of the last frame: the call it was making
+            f = st.failure
+            if (
+                _SELF_CALL.match(text)
+                and not st.frames_done
+                and st.chain_at < 0
+                and (f is None or f.root is None)
+                and len(st.frames) < (st.frames.maxlen or 0)
+            ):
+                # a method of the frame's own object ('self._initialize_kv_caches(vllm_config)'): the step it
+                # was in, even when the next frames are a decorator's wrapper or the excerpt ends here
+                path = st.frames[-1].rsplit(" in ", 1)[0]
+                st.frames.append(f"{path} in {st.call}")
         if st.tb_prefix and text.startswith(st.tb_prefix):
             text = text[len(st.tb_prefix) :].lstrip()
         if _EXC.match(text):
