@@ -492,3 +492,20 @@ def test_a_method_the_frame_called_on_itself_places_a_traceback_cut_in_a_wrapper
         "torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: CUDA out of memory.\n"
     )
     assert verdict(compile_) == ("failed", "jit_compile", "oom")
+
+
+def test_a_call_cut_mid_name_is_completed_from_the_engine_s_own_functions_when_its_start_says_which() -> None:
+    """'kv_cache_config = self._initialize_kv_' at the excerpt's end, in vLLM's core.py (a Windows path):
+    _initialize_kv_caches, kv_alloc (blind34 h023). 'self.init_cu' in SGLang's model_runner could be
+    init_cuda_graphs or init_cublas: not guessed (blind31 c001)."""
+    vllm = (
+        '[rank0]:   File "C:\\TheRock\\vllm\\vllm\\v1\\engine\\core.py", line 124, in __init__\n'
+        "[rank0]:     kv_cache_config = self._initialize_kv_\n"
+    )
+    assert verdict(vllm) == ("failed", "kv_alloc", "other")
+    sglang = (
+        "Traceback (most recent call last):\n"
+        '  File "/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py", line 207, in initialize\n'
+        "    self.init_cu\n"
+    )
+    assert verdict(sglang) == ("failed", "starting", "other")

@@ -54,8 +54,8 @@ FLOORS = {
     # (oom/nccl 4/8); then vLLM's KV budget check in both spellings, ROCm's memory access fault, host ENOMEM,
     # a layer's weights failing to allocate, NCCL's RAS bind warning as no failure, a method a frame called
     # on itself, EngineCore's KV set-up in the structure map and the compile inside its memory profile:
-    # outcome 100, last phase 85.0, kind 88.9 (oom/nccl 7/8)
-    "blind34": (100.0, 85.0, 88.0),
+    # outcome 100, last phase 85.0, kind 88.9 (oom/nccl 7/8); 86.7 with a call cut mid-name completed (h023)
+    "blind34": (100.0, 86.5, 88.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0, "blind31": 100.0, "blind32": 100.0, "blind33": 100.0}

@@ -51,6 +51,25 @@ class StructureMap:
                 i = path.find(root, i + 1)
         return None
 
+    def complete(self, path: str, prefix: str) -> str | None:
+        """The one function of ``path``'s engine module that belongs to a phase and starts with ``prefix``
+        (a call cut mid-name: 'self._initialize_kv_' -> '_initialize_kv_caches'), when the prefix is most
+        of its name; else None."""
+        path = path.replace("\\", "/")
+        for root in _ROOTS:
+            i = path.find(root)
+            while i >= 0:
+                if i == 0 or path[i - 1] == "/":
+                    mod = path[i:] + "::"
+                    names = {k[len(mod) :] for k in self.functions if k.startswith(mod) and k[len(mod) :].startswith(prefix)}
+                    if names:
+                        # the map holds only the functions that belong to a phase: a short start could be
+                        # another of the module's functions ('init_cu': init_cuda_graphs or init_cublas)
+                        name = names.pop() if len(names) == 1 else ""
+                        return name if len(prefix) >= 0.6 * len(name) else None
+                i = path.find(root, i + 1)
+        return None
+
     def stack(self, frames: list[tuple[str, str]]) -> tuple[str | None, bool]:
         """Where a traceback (outermost frame first) was in the start, as (phase, jit).
 

@@ -17,6 +17,7 @@ _FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
 """A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
 _CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _SELF_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?self\.\w+\(")
+_CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
 _UNRAISABLE = "Exception ignored in"
 """CPython's unraisable-exception report (sys.unraisablehook: an error in a destructor, a weakref or atexit
@@ -188,7 +189,15 @@ class TracebackReader:
             st.cut = True  # the log's last line is the start of a traceback's header ('Trac'): cut mid-word
         if st.in_traceback and (f is None or f.root is None):
             st.cut = True
-            if st.call and st.frames and not st.frames_done:
+            cut_call = _CUT_SELF_CALL.search(st.last_line)
+            if cut_call and st.frames and not st.frames_done and len(cut_call.group(1)) >= 4:
+                # the excerpt ends inside the source line's call ('... = self.init_t'): the engine's own
+                # function of that module it can only be, when the name's start says which
+                path = st.frames[-1].rsplit(" in ", 1)[0]
+                name = self._causes._structure.complete(path, cut_call.group(1))
+                if name is not None:
+                    st.frames.append(f"{path} in {name}")
+            elif st.call and st.frames and not st.frames_done:
                 st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
             if f is None and st.orphan_exc:  # ranks fail together: the exception another rank logged
                 st.failure = Failure("exception", st.orphan_exc, "common.exception_line", st.last_t, False, root=st.orphan_exc)
