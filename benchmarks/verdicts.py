@@ -35,6 +35,7 @@ CORPORA = {
     "blind32": LOGS / "blind32",
     "blind33": LOGS / "blind33",
     "blind34": LOGS / "blind34",
+    "blind35": LOGS / "blind35",
 }
 
 
