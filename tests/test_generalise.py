@@ -509,3 +509,27 @@ def test_a_call_cut_mid_name_is_completed_from_the_engine_s_own_functions_when_i
         "    self.init_cu\n"
     )
     assert verdict(sglang) == ("failed", "starting", "other")
+
+
+# ---- issue 23, sixth blind corpus (blind35) ------------------------------------------------------------
+
+
+def test_ray_s_dead_worker_and_a_notebook_s_traceback_header_are_failures() -> None:
+    """Ray's 'A worker died or was killed while executing a task' (blind35 i022), unless the start goes on;
+    IPython's 'OutOfMemoryError   Traceback (most recent call last)' cut mid-word (i021)."""
+    died = "2023-12-26 07:10:19,486\tWARNING worker.py:2074 -- A worker died or was killed while executing a task by an unexpected system error.\n"
+    assert verdict(died) == ("failed", "starting", "killed")
+    notebook = "-" * 75 + "\nOutOfMemoryError                          Tracebac\n"
+    assert verdict(notebook) == ("failed", "starting", "oom")
+
+
+def test_a_capture_s_buffer_registration_and_a_weights_download_bar_name_their_phases() -> None:
+    """custom all-reduce's register_graph_buffers runs right after a capture (blind35 i005); the hub's
+    'Downloading model.safetensors' bar is the weights' load beginning (i023)."""
+    frame = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/sglang/srt/distributed/device_communicators/custom_all_reduce.py", line 307, in register_graph_buffers\n'
+    )
+    assert verdict(frame)[1] == "graph_capture"
+    bar = "Downloading model.safetensors:   0%|          | 0.00/548M [00:00<?, ?B/s]\n"
+    assert verdict(bar) == ("incomplete", "weight_load", None)
