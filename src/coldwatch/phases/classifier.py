@@ -125,13 +125,7 @@ class Classifier:
         text = line.text
         if not text:
             return out
-        first = st.spans.get("starting")
-        if first is None:
-            if not self._tracker.first_line:
-                st.spans["starting"] = Span("starting", t, None, text[:200])
-                self._tracker.first_line = st.lines
-        elif t is not None and first.start is None:
-            first.start = t
+        self._starting(text, t)
         if st.engine is None:
             self._detect_engine(line.raw)
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
@@ -151,20 +145,10 @@ class Classifier:
             tagged = self._structure.tag_phase(line.raw)
             if tagged is not None:
                 self._tracker.enter(self._tracker.rank(line), tagged, t, text)
-        if self._pre is not None:
-            # lines that differ only in numbers match the same rules: remember the misses
-            shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
-            if shape is not None and shape in self._misses:
-                self._error_site(line)
-                return out
-            hits = self._pre.which(text)
-            if not hits:
-                if shape is not None:
-                    self._miss(shape)
-                self._error_site(line)
-                return out
-        else:
-            hits = set()
+        hits = self._hits(text)
+        if hits is None:
+            self._error_site(line)
+            return out
         self._notes(hits, text, t)
         rank = self._tracker.rank(line)
         for k, fr in enumerate(self.rules.failure):
@@ -175,6 +159,32 @@ class Classifier:
             self._error_site(line)
         self._tracker.apply(rank, hits, text, t)
         return out
+
+    def _starting(self, text: str, t: float | None) -> None:
+        """The start's first line opens `starting`; a stamp seen later gives it its start time."""
+        st = self._state
+        first = st.spans.get("starting")
+        if first is None:
+            if not self._tracker.first_line:
+                st.spans["starting"] = Span("starting", t, None, text[:200])
+                self._tracker.first_line = st.lines
+        elif t is not None and first.start is None:
+            first.start = t
+
+    def _hits(self, text: str) -> set[int] | None:
+        """The rules the prefilter says may match the line; None when none can (lines that differ only in
+        numbers match the same rules: the misses are remembered by shape)."""
+        if self._pre is None:
+            return set()
+        shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
+        if shape is not None and shape in self._misses:
+            return None
+        hits = self._pre.which(text)
+        if not hits:
+            if shape is not None:
+                self._miss(shape)
+            return None
+        return hits
 
     def _error_site(self, line: LogLine) -> None:
         """An ERROR line logged at one of vLLM's fatal sites (the structure map's error_sites, read from

@@ -107,6 +107,8 @@ class State:
     """Lines left of Python's report of an exception it could not raise ('Exception ignored in: <function
     X.__del__ ...>', then a traceback and its exception line): no failure of the start."""
     unraisable_prefix: str = ""
+    unraisable_tb: bool = False
+    """Inside that report's traceback (its header line read)."""
     orphan_exc: str = ""
     """An exception line outside any traceback (another rank's, whose frames came before the excerpt
     or are interleaved with this one's): the cause of a traceback cut before its own exception line."""

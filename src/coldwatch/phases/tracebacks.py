@@ -39,7 +39,7 @@ class TracebackReader:
         st = self.state
         i = text.find(_UNRAISABLE) if "ignored" in text else -1
         if i >= 0 and not st.in_traceback:
-            st.unraisable, st.unraisable_prefix = 60, text[:i]  # its traceback, at most 60 lines
+            st.unraisable, st.unraisable_prefix, st.unraisable_tb = 60, text[:i], False  # its traceback: at most 60 lines
             return True
         if not st.unraisable:
             return False
@@ -48,10 +48,8 @@ class TracebackReader:
         if _EXC.match(body):
             st.unraisable = 0  # its exception line ends it
             return True
-        if TB_HEAD in body:
-            st.unraisable_prefix = "\0"  # inside its traceback: every line up to the exception line
-            return True
-        if st.unraisable_prefix == "\0":
+        if TB_HEAD in body or st.unraisable_tb:
+            st.unraisable_tb = True  # inside its traceback: every line up to the exception line
             return True
         st.unraisable = 0  # no traceback after the header: a line of the log again
         return False
@@ -182,7 +180,7 @@ class TracebackReader:
         the call the last frame made counts as a frame; a traceback alone is a (pending) failure."""
         st = self.state
         f = st.failure
-        if st.unraisable and st.unraisable_prefix == "\0":
+        if st.unraisable and st.unraisable_tb:
             st.cut = True  # the log ends inside an unraisable-exception report: the excerpt is cut
         last = st.last_line.strip()
         if len(last) >= 3 and TB_HEAD.startswith(last):

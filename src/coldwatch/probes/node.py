@@ -145,6 +145,16 @@ class NodeControl:
         """When (time.monotonic()) the latest process sample said nothing listens on the probed port;
         -1 when the latest one did not, or none came."""
 
+    def port_seen(self, sample: ProcSample) -> None:
+        """A process sample's word on the probed port: free (a probe now would be refused), or taken,
+        which wakes a probe held back by a free port at once."""
+        if sample.port == "free" and sample.alive:
+            self.port_free_at = time.monotonic()
+        elif self.port_free_at >= 0:
+            self.port_free_at = -1.0
+            if sample.port is not None:
+                self.probe_now.set()
+
 
 class NodeProbe:
     """The probe of one node. ``emit`` must not block for long (the driver's queue); ``t`` is the
@@ -203,7 +213,7 @@ class NodeProbe:
         if isinstance(r, SupervisorReading) and not r.initial:
             self._unparked(r.state)
         elif isinstance(r, ProcReading):
-            self._port_seen(r.sample)
+            self.control.port_seen(r.sample)
 
     def emit_batch(self, readings: tuple[Reading, ...], gen: int | None = None) -> None:
         """Several readings read together, in their order, as one item for the driver."""
@@ -217,18 +227,7 @@ class NodeProbe:
             if isinstance(r, SupervisorReading) and not r.initial:
                 self._unparked(r.state)
             elif isinstance(r, ProcReading):
-                self._port_seen(r.sample)
-
-    def _port_seen(self, sample: ProcSample) -> None:
-        """A process sample's word on the probed port: free (a probe now would be refused), or taken,
-        which wakes a probe held back by a free port at once."""
-        c = self.control
-        if sample.port == "free" and sample.alive:
-            c.port_free_at = time.monotonic()
-        elif c.port_free_at >= 0:
-            c.port_free_at = -1.0
-            if sample.port is not None:
-                c.probe_now.set()
+                self.control.port_seen(r.sample)
 
     def spawn(self, name: str, fn: Callable[[], None]) -> None:
         def wrapped() -> None:
