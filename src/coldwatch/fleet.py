@@ -8,6 +8,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import replace
 from typing import Any
 
 from coldwatch.errors import ColdwatchError, Terminated, UnreachableError
@@ -140,8 +141,13 @@ class TableOnly:
 class Fleet:
     """Watch ``targets`` concurrently; ``settings_for(target)`` resolves each one's settings."""
 
-    def __init__(self, targets: list[str], settings_for: Callable[[str], Settings], base: Settings, sinks: list[Sink]) -> None:
+    def __init__(
+        self, targets: list[str], settings_for: Callable[[str], Settings], base: Settings, sinks: list[Sink], table: bool = True
+    ) -> None:
         self.targets = targets
+        self.table = table
+        """The live table's rows every second (a fleet process's child has none: its parent shows them)."""
+        self.shards: list[Any] = []
         self.settings_for = settings_for
         self.base = base
         self.sinks = sinks
@@ -216,9 +222,15 @@ class Fleet:
             return  # the run was interrupted and has reported already
         self.results[res["target"]] = res
         if self.base.fail_fast and res["outcome"] != "ready" and not self.cancelled:
-            self.cancelled = f"--fail-fast: {res['target']} is {res['outcome']}"
-            for m in list(self.monitors.values()):
-                m.cancel(self.cancelled)
+            self.cancel(f"--fail-fast: {res['target']} is {res['outcome']}")
+
+    def cancel(self, why: str) -> None:
+        """Every watch still going ends now (incomplete, ``why``); targets not started are not watched."""
+        self.cancelled = self.cancelled or why
+        for m in list(self.monitors.values()):
+            m.cancel(self.cancelled)
+        for sh in self.shards:
+            sh.cancel(self.cancelled)
 
     def _table(self, stop: threading.Event) -> None:
         """The live table: one row per target, refreshed every second."""
@@ -226,11 +238,8 @@ class Fleet:
             rows = [dict(self.rows[t]) for t in self.targets]
             self.writer.put({"event": "_rows", "t": round(self.t(), 3), "rows": rows})
 
-    def run(self) -> dict[str, Any]:
-        stop = threading.Event()
-        table = threading.Thread(target=self._table, args=(stop,), name="coldwatch-fleet-table", daemon=True)
-        table.start()
-        interrupted: ExitCode | None = None
+    def _in_threads(self) -> None:
+        """Every watch in a thread of this process, at most ``--parallel`` at once."""
         pool = ThreadPoolExecutor(max_workers=min(self.base.parallel, len(self.targets)), thread_name_prefix="coldwatch-target")
         try:
             futures = [pool.submit(self._guarded, t) for t in self.targets]
@@ -240,13 +249,74 @@ class Fleet:
             while pending:  # woken by the last target's end at once (a signal still interrupts the wait)
                 _, pending = wait(pending, timeout=1.0)
             pool.shutdown(wait=True)
+        except (KeyboardInterrupt, Terminated):
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def _in_processes(self, size: int) -> None:
+        """The watches in child processes of ``size`` targets or fewer (coldwatch.shard); a target whose
+        settings do not resolve is reported here, as in a thread."""
+        from coldwatch.shard import Shard, split
+
+        jobs: list[tuple[str, Settings]] = []
+        for t in self.targets:
+            try:
+                jobs.append((t, self.settings_for(t)))
+            except ColdwatchError as exc:
+                v = error_verdict(exc.exit_code, str(exc))
+                self._reported(event("target_result", self.t(), self.epoch0, **target_result(t, v)))
+        parts = split(jobs, size)
+        base = replace(self.base, parallel=max(1, -(-self.base.parallel // max(1, len(parts)))))
+        try:
+            for part in parts:
+                job = {"targets": part, "base": base}
+                self.shards.append(Shard(job, self._reported, self._lost))
+                if self.cancelled:
+                    self.shards[-1].cancel(self.cancelled)
+            while any(sh.alive() for sh in self.shards):
+                for sh in self.shards:
+                    sh.thread.join(1.0)  # (a signal still interrupts the wait)
+        except (KeyboardInterrupt, Terminated):
+            self.over = True  # what the children still say is not this run's verdict: it was interrupted
+            for sh in self.shards:
+                sh.cancel("interrupted")
+            for sh in self.shards:
+                sh.end(3.0)  # each child closes its SSH sessions, so the hosts' followers end too
+            raise
+
+    def _reported(self, ev: dict[str, Any]) -> None:
+        """An event of a child process's target (or a verdict given here), as its own thread would give it."""
+        target = ev.get("target")
+        if target not in self.rows or self.over:
+            return
+        self._note(target, ev)
+        if ev["event"] == "target_result":
+            self._finished(
+                target_result(target, Verdict(ev["outcome"], ev["exit_code"], ev.get("phase"), ev.get("failure_kind"), ev["reason"]))
+            )
+        self.writer.put(ev)
+
+    def _lost(self, target: str, why: str) -> None:
+        res = target_result(target, error_verdict(1, f"internal error ({why}); please report it"))
+        self._reported(event("target_result", self.t(), self.epoch0, **res))
+
+    def run(self) -> dict[str, Any]:
+        from coldwatch.shard import per_process
+
+        stop = threading.Event()
+        if self.table:
+            threading.Thread(target=self._table, args=(stop,), name="coldwatch-fleet-table", daemon=True).start()
+        interrupted: ExitCode | None = None
+        size = per_process()
+        try:
+            if size and len(self.targets) > size:
+                self._in_processes(size)
+            else:
+                self._in_threads()
         except (KeyboardInterrupt, Terminated) as exc:
             # the run ends now: targets still being watched are told to stop, never waited for
             interrupted = ExitCode.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ExitCode.TERMINATED
-            self.cancelled = "interrupted (Ctrl-C)" if interrupted == ExitCode.INTERRUPTED else "terminated (SIGTERM)"
-            pool.shutdown(wait=False, cancel_futures=True)
-            for m in list(self.monitors.values()):
-                m.cancel(self.cancelled)
+            self.cancel("interrupted (Ctrl-C)" if interrupted == ExitCode.INTERRUPTED else "terminated (SIGTERM)")
         finally:
             stop.set()
         if interrupted is not None:
