@@ -36,6 +36,7 @@ CORPORA = {
     "blind33": LOGS / "blind33",
     "blind34": LOGS / "blind34",
     "blind35": LOGS / "blind35",
+    "blind36": LOGS / "blind36",
 }
 
 
