@@ -533,3 +533,48 @@ def test_a_capture_s_buffer_registration_and_a_weights_download_bar_name_their_p
     assert verdict(frame)[1] == "graph_capture"
     bar = "Downloading model.safetensors:   0%|          | 0.00/548M [00:00<?, ?B/s]\n"
     assert verdict(bar) == ("incomplete", "weight_load", None)
+
+
+def test_a_launcher_that_could_not_start_the_engine_is_a_failure() -> None:
+    """nohup's one line when the engine's command is not installed (blind36 j009); a shell's 'command not
+    found' is a failure unless the start goes on after it (a start script's helper may be missing)."""
+    assert verdict("nohup: failed to run command 'vllm': No such file or directory\n") == ("failed", "starting", "other")
+    assert verdict("bash: vllm: command not found\n") == ("failed", "starting", "other")
+    helper = "/bin/sh: 1: nvidia-smi: not found\nINFO 07-07 00:40:01 [__init__.py:244] Automatically detected platform cuda.\n"
+    helper += "INFO 07-07 00:41:01 [gpu_model_runner.py:1595] Starting to load model /m...\n"
+    assert verdict(helper) == ("incomplete", "weight_load", None)
+
+
+def test_a_module_level_frame_makes_a_traceback_of_an_excerpt_without_its_header() -> None:
+    """An excerpt that starts at a traceback's import frame ('in <module>', blind36 j024): its exception
+    line is the failure."""
+    text = (
+        '  File "/ws/sglang/python/sglang/srt/mem_cache/memory_pool_host.py", line 16, in <module>\n'
+        "    from sgl_kernel.kvcacheio import (\n"
+        "ImportError: cannot import name 'transfer_kv_all_layer_lf_pf' from 'sgl_kernel.kvcacheio'\n"
+    )
+    assert verdict(text) == ("failed", "starting", "exception")
+
+
+def test_sglang_s_decode_batch_lines_of_late_2025_are_client_traffic() -> None:
+    """'Decode batch, #running-req: N' and 'Decode batch [ITER], #running-req: N' (metrics_reporter.py,
+    blind36 j010) as 'Decode batch. #running-req: N' before them."""
+    for line in ("Decode batch, #running-req: 17, #token: 9000", "Decode batch [512], #running-req: 3, #token: 100"):
+        assert verdict(f"[2026-01-10 10:00:00 DP0 TP0] {line}\n")[0] == "ready", line
+    assert verdict("[2026-01-10 10:00:00 DP0 TP0] Decode batch, #running-req: 0, #token: 0\n")[0] == "incomplete"
+
+
+def test_a_fatal_site_s_message_that_names_no_exception_is_other() -> None:
+    """vLLM's EngineCore ERROR record cut to 'Ru' (blind36 j021): failed, but the text gives no type; with
+    the exception line after it, it is the exception."""
+    cut = "(EngineCore_DP0 pid=33719) ERROR 11-08 21:54:55 [core.py:825] Ru\n"
+    assert verdict(cut) == ("failed", "starting", "other")
+    whole = (
+        cut.replace("Ru", "EngineCore failed to start.")
+        + "(EngineCore_DP0 pid=33719) ERROR 11-08 21:54:55 [core.py:825] Traceback (most recent call last):\n"
+    )
+    whole += (
+        '(EngineCore_DP0 pid=33719) ERROR 11-08 21:54:55 [core.py:825]   File "/v/vllm/v1/engine/core.py", line 816, in run_engine_core\n'
+    )
+    whole += "(EngineCore_DP0 pid=33719) ERROR 11-08 21:54:55 [core.py:825] RuntimeError: Device string must not be empty\n"
+    assert verdict(whole) == ("failed", "starting", "exception")

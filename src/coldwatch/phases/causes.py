@@ -21,6 +21,8 @@ _NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?[NR]CCL (?:INFO|WARN
 
 
 _TB_HEADS = ("common.traceback", "common.cut_traceback")
+_EXC_NAME = re.compile(r"[A-Za-z]\w*(?:Error|Exception|Interrupt)\b")
+"""An exception's name in a message (an engine's own words about a failure may name none)."""
 _WRAPPERS = ("vllm.proc_exception",)
 """An engine's line that only announces the traceback after it ('Exception in worker VllmWorkerProcess
 while processing method init_device.', 'Error executing method init_device. This might cause deadlock
@@ -43,8 +45,8 @@ class CauseRanker:
         if f is None:
             st.failure = Failure(kind, text, rule, t, definitive=(role != "candidate"))
             # a candidate opens a traceback (its frames may follow), except the collective library's own
-            # C log lines ('NCCL INFO file.cc:12 -> 1'), which no Python frame follows
-            native = _NCCL_LINE.match(text) is not None
+            # C log lines ('NCCL INFO file.cc:12 -> 1') and a shell's words, which no Python frame follows
+            native = _NCCL_LINE.match(text) is not None or rule == "common.command_not_found"
             st.in_traceback = (role == "candidate" and not native) or "Traceback" in text
             if role != "candidate" and not st.in_traceback:
                 st.frames.clear()
@@ -84,6 +86,8 @@ class CauseRanker:
             and (f.rule in _TB_HEADS or TB_HEAD in f.trigger or (f.rule in _WRAPPERS and self.state.frames))
         ):
             f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
+        elif f.root is None and f.rule == "vllm.error_site" and _EXC_NAME.search(f.trigger) is None:
+            f.kind = "other"  # a fatal site's message that names no exception, and no exception line after it
         elif self._consequence_only(f):
             # a consequence ("See root cause above") with no cause in the text: when the text is a
             # cut excerpt the cause is unknown; when it is whole, the process died without a word

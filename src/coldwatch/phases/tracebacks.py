@@ -13,8 +13,9 @@ import re
 from coldwatch.phases.causes import TB_HEAD, CauseRanker
 from coldwatch.phases.state import Failure, Outbox, State
 
-_FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+)')
-"""A traceback frame, wherever it sits in the line (behind a wrapper no rule strips)."""
+_FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+|<\w+>)')
+"""A traceback frame, wherever it sits in the line (behind a wrapper no rule strips); a module's own
+code (an import: ``in <module>``) and a lambda's or comprehension's are frames too."""
 _CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _SELF_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?self\.\w+\(")
 _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
