@@ -578,3 +578,21 @@ def test_a_fatal_site_s_message_that_names_no_exception_is_other() -> None:
     )
     whole += "(EngineCore_DP0 pid=33719) ERROR 11-08 21:54:55 [core.py:825] RuntimeError: Device string must not be empty\n"
     assert verdict(whole) == ("failed", "starting", "exception")
+
+
+def test_vllm_records_flattened_onto_one_line_are_read_one_each() -> None:
+    """A worker's traceback whose records a web page joined with spaces (blind34 h007): its frames and its
+    exception line are found, so the NPU's OOM is the kind."""
+    p = "(VllmWorkerProcess pid=270962) ERROR 07-03 19:33:28 [multiproc_worker_utils.py:238]"
+    flat = " ".join(
+        [
+            f"{p} Exception in worker VllmWorkerProcess while processing method determine_num_available_blocks.",
+            f"{p} Traceback (most recent call last):",
+            f'{p} File "/x/vllm/model_executor/models/qwen2_5_vl.py", line 213, in all_gather_interleave',
+            f"{p} result_tensor = torch.cat(ordered_tensors, dim=-1)",
+            f"{p} RuntimeError: NPU out of memory.",
+        ]
+    )
+    assert verdict(flat + "\n")[2] == "oom"
+    lines = [ln.text for ln in normalise([(flat + "\n").encode()])]
+    assert lines[-1] == "RuntimeError: NPU out of memory." and len(lines) == 5, lines

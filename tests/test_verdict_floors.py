@@ -56,7 +56,8 @@ FLOORS = {
     # a layer's weights failing to allocate, NCCL's RAS bind warning as no failure, a method a frame called
     # on itself, EngineCore's KV set-up in the structure map and the compile inside its memory profile:
     # outcome 100, last phase 85.0, kind 88.9 (oom/nccl 7/8); 86.7 with a call cut mid-name completed (h023)
-    "blind34": (100.0, 86.5, 88.0),
+    # 92.6 (oom/nccl 8/8) with vLLM records flattened onto one line read one each (h007's NPU OOM)
+    "blind34": (100.0, 86.5, 92.0),
     # a sixth, scored after blind34's changes and before study: outcome 95.5, last phase 72.7, kind 82.4 (oom/nccl
     # 1/2); then Ray's dead worker, IPython's traceback header, a capture's buffer registration, the hub's weights
     # download bar: 100, 77.3, 94.1 (2/2). Six of its ten phase misses are one convention: the API server's set-up
@@ -72,8 +73,16 @@ FLOORS = {
     "blind36": (100.0, 87.5, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
-HARD_FLOORS = {"blind26": 100.0, "blind30": 100.0, "blind31": 100.0, "blind32": 100.0, "blind33": 100.0, "blind35": 100.0, "blind36": 100.0}
-# blind34's one oom/nccl miss: h007, an NPU OOM at the end of a worker's flattened traceback line (87.5 %)
+HARD_FLOORS = {
+    "blind26": 100.0,
+    "blind30": 100.0,
+    "blind31": 100.0,
+    "blind32": 100.0,
+    "blind33": 100.0,
+    "blind34": 100.0,
+    "blind35": 100.0,
+    "blind36": 100.0,
+}
 
 
 @pytest.mark.parametrize("corpus", sorted(FLOORS))

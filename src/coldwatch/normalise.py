@@ -229,6 +229,12 @@ _EMBEDDED = re.compile(
 name, a second timestamp): found anywhere near the start of the line, everything before it is dropped."""
 _EMBED_SPAN = 200
 _GLUED = re.compile(r"(?<=\S)(?=\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - )")
+_FLAT = re.compile(
+    r"(?:\([\w.-]+(?: pid=\d+)?\) )?(?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w.-]+:\d+\] "
+)
+"""The start of a vLLM record inside a line: several records flattened onto one line (a paste whose
+newlines a web page turned into spaces) are read one each."""
+_FLAT_MIN = 300
 _WORKER_RANK = re.compile(r"(?:_|^)(?:TP|rank)(\d+)", re.IGNORECASE)
 
 
@@ -471,6 +477,8 @@ class Normaliser:
         if not raw:
             return []
         pieces = _GLUED.split(raw) if ("it/s][" in raw or "s/it][" in raw or "it/s]2" in raw or "s/it]2" in raw) else [raw]
+        if len(raw) > _FLAT_MIN and raw.count("] ", 40) > 1:
+            pieces = [p for piece in pieces for p in _flat(piece)]
         out: list[LogLine] = []
         for piece in pieces:
             text, rank, stamp, style = unwrap(piece)
@@ -479,6 +487,14 @@ class Normaliser:
                 continue  # a stamp with nothing after it (before a CR-split bar): it moves the clock only
             out.append(LogLine(text.strip(), t, rank, piece, style))
         return out
+
+
+def _flat(raw: str) -> list[str]:
+    """``raw`` cut before each vLLM record header after its first character (see _FLAT)."""
+    cuts = [m.start() for m in _FLAT.finditer(raw) if m.start() > 0]
+    if not cuts:
+        return [raw]
+    return [raw[a:b].rstrip() for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
 
 
 def normalise(chunks: Iterable[bytes]) -> Iterator[LogLine]:
