@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import hostfix  # noqa: E402
 
+from coldwatch import shard  # noqa: E402
 from coldwatch.sim import free_port  # noqa: E402
 
 
@@ -40,7 +41,7 @@ def _alias(host: hostfix.GpuHost, name: str, dead: bool = False) -> str:
     return block
 
 
-def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) -> dict[str, Any]:
+def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2, one_process: bool = False) -> dict[str, Any]:
     """Every simulated start begins at one moment, after coldwatch has connected to all of them
     (a fleet restarted together); readiness latency is measured from each server's own ready time."""
     start_at = time.time() + 0.1 * len(mix) + 8.0
@@ -70,6 +71,8 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     hosts_cpu0 = HOSTS_ACCT.cpu_s()
     t0 = time.time()
     env = {**os.environ, **host.env}
+    if one_process:  # the baseline of a fleet spread over processes: every watch in one process, as before
+        env[shard.ENV] = "0"
     if os.environ.get("COLDWATCH_BENCH_SRC"):  # another checkout's src/ (the code before a change), same run
         env["PYTHONPATH"] = os.environ["COLDWATCH_BENCH_SRC"]
     p = subprocess.Popen(
@@ -119,8 +122,10 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
         "wall_s": wall,
         "cpu_s": cpu,
         "cpu_s_per_target_minute": cpu / len(mix) / (wall / 60),
-        "rss_mb": usage.ru_maxrss / 1024,
-        "rss_mb_per_target": usage.ru_maxrss / 1024 / len(mix),
+        # the peak of the sum over coldwatch's processes (ru_maxrss is the largest one's, not their sum)
+        "rss_mb": max(usage.ru_maxrss, threads.rss_peak_kb) / 1024,
+        "rss_mb_per_target": max(usage.ru_maxrss, threads.rss_peak_kb) / 1024 / len(mix),
+        "processes": threads.processes,
         "threads_peak": threads.peak,
         "load_peak": threads.load_peak,
         # the cgroup's count when there is one (the /proc estimate counts a reaped child twice)
@@ -134,6 +139,26 @@ def _run(host: hostfix.GpuHost, mix: list[str], tag: str, speed: float = 0.2) ->
     }
 
 
+def _status(text: str) -> tuple[int, int]:
+    """(threads, resident KB) from a /proc/PID/status text."""
+    threads = rss = 0
+    for ln in text.splitlines():
+        if ln.startswith("Threads:"):
+            threads = int(ln.split()[1])
+        elif ln.startswith("VmRSS:"):
+            rss = int(ln.split()[1])
+    return threads, rss
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
 class _ThreadCount:
     """The watched process's peak thread count, read from /proc every 0.5 s while it runs; and the CPU
     seconds of the simulated hosts' side (every process of the test user: sshd sessions, log followers,
@@ -142,6 +167,10 @@ class _ThreadCount:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak = 0
+        """The most threads seen at once, over coldwatch's process and its fleet processes."""
+        self.rss_peak_kb = 0
+        """The highest sum of resident memory over coldwatch's process and its fleet processes."""
+        self.processes = 1
         self.load_peak = 0.0
         """The machine's highest 1-minute load average seen during the run (other work on the cores)."""
         self.host_cpu: dict[int, float] = {}
@@ -158,9 +187,15 @@ class _ThreadCount:
                 text = Path(f"/proc/{self.pid}/status").read_text()
             except OSError:
                 return
-            for ln in text.splitlines():
-                if ln.startswith("Threads:"):
-                    self.peak = max(self.peak, int(ln.split()[1]))
+            threads, rss = _status(text)
+            kids = _children(self.pid)
+            for kid in kids:
+                with contextlib.suppress(OSError):
+                    t, r = _status(Path(f"/proc/{kid}/status").read_text())
+                    threads, rss = threads + t, rss + r
+            self.peak = max(self.peak, threads)
+            self.rss_peak_kb = max(self.rss_peak_kb, rss)
+            self.processes = max(self.processes, 1 + len(kids))
             n += 1
             self.load_peak = max(self.load_peak, os.getloadavg()[0])
             if n % 2 == 0 and self.uid is not None:
@@ -256,6 +291,8 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
         for size in sizes:
             mix = (["ready"] * 7 + ["oom", "hang_load", "unreachable"]) * max(1, size // 10)
             out[str(size)] = _run(host, mix, f"many{size}")
+            if size > shard.per_process() > 0 and os.environ.get("COLDWATCH_BENCH_BASELINE", "1") != "0":
+                out[f"{size} in one process"] = _run(host, mix, f"single{size}", one_process=True)
     finally:
         host.close()
         HOSTS_ACCT.close()
@@ -267,13 +304,14 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
         if base
         else "fleet: 1 target: readiness not measured"
     )
-    for size in sizes:
-        many = out[str(size)]
+    shown = [k for size in sizes for k in (str(size), f"{size} in one process") if k in out]
+    for key in shown:
+        many = out[key]
         lat = many["ready_latency_median_s"]
         ratio = lat / base if lat and base else None
         many["ready_latency_ratio"] = ratio
         print(
-            f"fleet of {many['targets']}: {many['right']}/{many['targets']} verdicts right in {many['wall_s']:.0f}s; "
+            f"fleet of {many['targets']}{' in one process' if 'one process' in key else ''} ({many['processes']} processes): {many['right']}/{many['targets']} verdicts right in {many['wall_s']:.0f}s; "
             f"readiness median {lat or float('nan'):.2f}s per target vs {base or float('nan'):.2f}s for one "
             f"({ratio or float('nan'):.1f}x); CPU {many['cpu_s_per_target_minute']:.3f} s per target-minute; "
             f"peak RSS {many['rss_mb']:.0f} MB ({(many['rss_mb'] - one['rss_mb']) / many['targets']:.2f} MB per target "
@@ -283,7 +321,7 @@ def main(n: int = 100, sizes: list[int] | None = None) -> dict[str, Any]:
             f"{many['connection_lost_warnings']} 'connection lost' warnings; the simulated hosts' side used "
             f"{many['host_side_cpu_s']:.0f} CPU s (coldwatch {many['cpu_s']:.0f}); machine load average up to {many['load_peak']:.1f}"
         )
-    print(table(one, [out[str(size)] for size in sizes]))
+    print(table(one, [{**out[k], "label": k} for k in shown]))
     if len(sizes) == 1:
         out["many"] = out[str(sizes[0])]
         out["ready_latency_ratio"] = out["many"]["ready_latency_ratio"]
@@ -307,7 +345,7 @@ def table(one: dict[str, Any], many: list[dict[str, Any]]) -> str:
     for m in many:
         lat = m["ready_latency_median_s"]
         rows.append(
-            f"| {m['targets']} | {m['right']}/{m['targets']} | {f(lat, '.2f')} s ({f(m['ready_latency_max_s'], '.2f')}) "
+            f"| {m.get('label', m['targets'])} | {m['right']}/{m['targets']} | {f(lat, '.2f')} s ({f(m['ready_latency_max_s'], '.2f')}) "
             f"| {f(lat / base if lat and base else None, '.1f')}x | {m['cpu_s_per_target_minute']:.3f} "
             f"| {m['rss_mb']:.0f} MB ({(m['rss_mb'] - one['rss_mb']) / m['targets']:.2f}) | {m['threads_peak']} "
             f"| {m['wakeups_per_target_s']:.1f} | {m['connection_lost_warnings']} |"
