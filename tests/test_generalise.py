@@ -596,3 +596,21 @@ def test_vllm_records_flattened_onto_one_line_are_read_one_each() -> None:
     assert verdict(flat + "\n")[2] == "oom"
     lines = [ln.text for ln in normalise([(flat + "\n").encode()])]
     assert lines[-1] == "RuntimeError: NPU out of memory." and len(lines) == 5, lines
+
+
+def test_a_traceback_cut_inside_the_model_s_constructors_is_the_load() -> None:
+    """vLLM's make_layers and a model's layer constructors run only inside the loader (blind35 i012); vLLM's
+    kernel warm-up naming its FlashInfer autotune cache starts the autotune."""
+    p = "(VllmWorkerProcess pid=20487) ERROR 03-05 07:15:39 multiproc_worker_utils.py:240] "
+    text = (
+        f'{p}  File "/v/vllm/model_executor/models/utils.py", line 556, in <listcomp>\n'
+        f'{p}    maybe_offload_to_cpu(layer_fn(prefix=f"{{prefix}}.{{idx}}"))\n'
+        f'{p}  File "/v/vllm/model_executor/models/llama.py", line 234, in __init__\n'
+        f"{p}    self.self_attn = LlamaAttention(\n"
+    )
+    assert verdict(text) == ("failed", "weight_load", "other")
+    kv = "(EngineCore pid=1) INFO 07-10 18:58:11 [kv_cache_utils.py:2169] Maximum concurrency for 262,144 tokens per request: 84.88x\n"
+    kv = "(EngineCore pid=1) INFO 07-10 18:58:10 [gpu_worker.py:436] Available KV cache memory: 40.1 GiB\n" + kv
+    tune = "(EngineCore pid=1) INFO 07-10 18:58:11 [kernel_warmup.py:146] Using FlashInfer autotune cache file: /c/autotune_configs.json\n"
+    assert verdict(kv) == ("incomplete", "kv_alloc", None)
+    assert verdict(kv + tune) == ("incomplete", "jit_compile", None)
