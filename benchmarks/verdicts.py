@@ -37,6 +37,7 @@ CORPORA = {
     "blind34": LOGS / "blind34",
     "blind35": LOGS / "blind35",
     "blind36": LOGS / "blind36",
+    "blind37": LOGS / "blind37",
 }
 
 
