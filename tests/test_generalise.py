@@ -614,3 +614,67 @@ def test_a_traceback_cut_inside_the_model_s_constructors_is_the_load() -> None:
     tune = "(EngineCore pid=1) INFO 07-10 18:58:11 [kernel_warmup.py:146] Using FlashInfer autotune cache file: /c/autotune_configs.json\n"
     assert verdict(kv) == ("incomplete", "kv_alloc", None)
     assert verdict(kv + tune) == ("incomplete", "jit_compile", None)
+
+
+def test_aiter_s_build_at_import_is_not_a_start_before_the_server_s_and_its_import_no_compile() -> None:
+    """AMD aiter builds a module as the server's first import, before SGLang reads its arguments (blind37
+    k032): the arguments line starts this start, it is no restart; '[aiter] import [module_X] under
+    .../X.so' loads a module built before (k029, k030, blind35 i032): no compile."""
+    build = (
+        "[aiter] start build [module_aiter_enum] under /w/aiter/aiter/jit/build/module_aiter_enum\n"
+        "[aiter] finish build [module_aiter_enum], cost 7.2s\n"
+        "[2026-02-26 06:24:35] server_args=ServerArgs(model_path='zai-org/GLM-5-FP8', tp_size=8)\n"
+        "[2026-02-26 06:24:50 TP0] Load weight begin. avail mem=180.00 GB\n"
+        "[2026-02-26 06:25:10 TP0] RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    assert verdict(build) == ("failed", "weight_load", "oom")
+    imported = "[aiter] import [module_aiter_enum] under /w/aiter/aiter/jit/module_aiter_enum.so\n"
+    assert verdict(imported + "[2026-02-26 05:19:58] server_args=ServerArgs(model_path='m')\n") == ("incomplete", "starting", None)
+
+
+def test_vllm_serving_shows_in_its_stats_and_its_api_server_s_answers() -> None:
+    """vLLM's stat logger with requests in flight (V1 'Engine 000: ... Running: 18 reqs', V0 metrics.py
+    '... Running: 1 reqs, Swapped'), a 200 on /health or /v1/models and the request logger's 'Received
+    request chat-' are a serving server (blind37 k011, k033, k041, k042, k043); idle stats are not."""
+    v1 = "(APIServer pid=3646) INFO 05-19 10:13:31 [loggers.py:271] Engine 000: Avg prompt throughput: 12068.8 tokens/s, Avg generation throughput: 734.9 tokens/s, Running: 18 reqs, Waiting: 33 reqs\n"
+    v0 = "INFO 01-22 18:27:35 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.8 tokens/s, Running: 1 reqs, Swapped: 0 reqs\n"
+    idle = v1.replace("Running: 18", "Running: 0").replace("734.9", "0.0")
+    health = '(APIServer pid=1) INFO 06-12 05:47:27 [api_server.py:1] Starting vLLM API server\n(APIServer pid=1) INFO:     127.0.0.1:39484 - "GET /health HTTP/1.1" 200 OK\n'
+    request = "INFO 11-09 10:30:12 logger.py:37] Received request chat-288661688ea8: prompt: 'x'\n"
+    for text in (v1, v0, health, request):
+        assert verdict(text)[0] == "ready", text
+    assert verdict(idle)[0] == "incomplete"
+
+
+def test_a_collective_s_set_up_and_its_rendezvous_name_dist_init() -> None:
+    """torch's 'is setting up HCCL communicator and retrieving hcclUniqueId ... got error' (blind37 k022) is
+    the collective's failure; c10d's 'TCP client failed to connect/validate ... retrying' (k036) is the
+    ranks meeting; Ray's 'RayTaskError(ValueError): ...' is an exception line (k016)."""
+    p = "(VllmWorkerProcess pid=53843) ERROR 12-17 09:32:03 [multiproc_worker_utils.py:239] "
+    hccl = (
+        f'{p}  File "/t/torch/distributed/distributed_c10d.py", line 2501, in all_reduce\n{p}    work = group.allreduce([tensor], opts)\n'
+    )
+    hccl += f"{p}RuntimeError: [1] is setting up HCCL communicator and retrieving hcclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: failed to recv\n"
+    assert verdict(hccl) == ("failed", "dist_init", "nccl")
+    c10d = "[W1226 15:44:31.548330712 TCPStore.cpp:358] [c10d] TCP client failed to connect/validate to host h05:8000 - retrying (try=0, timeout=600000ms)\n"
+    assert verdict(c10d) == ("incomplete", "dist_init", None)
+    ray = (
+        "Traceback (most recent call last):\n"
+        '  File "/v/vllm/v1/executor/ray_executor.py", line 500, in collective_rpc\n'
+        "    return ray.get(refs)\n"
+        "ray.exceptions.RayTaskError(ValueError): ray::RayWorkerWrapper.execute_method() (pid=7106)\n"
+    )
+    assert verdict(ray)[2] == "exception"
+
+
+def test_vllm_s_renderer_warm_up_is_warmup_and_vllm_ascend_s_models_are_built_in_the_load() -> None:
+    """The API server's 'Multi-modal warmup completed in 4.795s' (vllm/renderers/base.py, blind37 k012,
+    k028); vllm-ascend's own models/*.py constructors (k021)."""
+    mm = "(APIServer pid=1) INFO 05-06 06:48:54 [base.py:233] Multi-modal warmup completed in 4.795s\n"
+    assert verdict(mm) == ("incomplete", "warmup", None)
+    ascend = (
+        "Traceback (most recent call last):\n"
+        '  File "/v/vllm_ascend/models/deepseek_v2.py", line 600, in __init__\n'
+        "    self.mlp = CustomDeepseekV2MoE(\n"
+    )
+    assert verdict(ascend) == ("failed", "weight_load", "other")

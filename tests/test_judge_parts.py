@@ -104,6 +104,14 @@ def test_a_start_marker_is_a_restart_only_without_a_supervisor_and_after_the_sta
     assert not life.is_log_restart("weight_load", failing=True)
 
 
+def test_a_library_s_build_before_the_log_s_first_start_marker_is_that_start_s_own() -> None:
+    life = Lifecycle(Outbox(), Policy())
+    assert not life.is_log_restart("jit_compile", failing=False, phases=["starting", "jit_compile"])
+    assert life.is_log_restart("jit_compile", failing=False, phases=["starting", "jit_compile"])  # a second marker
+    life = Lifecycle(Outbox(), Policy())
+    assert life.is_log_restart("weight_load", failing=False, phases=["starting", "weight_load"])  # an earlier run's load
+
+
 def test_a_gone_process_is_a_death_only_when_no_supervisor_answers() -> None:
     life = Lifecycle(Outbox(), Policy())
     life.gone(4.0, "server process 7 is gone")

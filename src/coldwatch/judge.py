@@ -203,7 +203,7 @@ class Judge:
     def _log_restart(self, t: float) -> bool:
         """A start marker after the start got somewhere, with no supervisor to say so: a restart."""
         st = self.c.state
-        if not self.life.is_log_restart(st.phase, st.failure is not None):
+        if not self.life.is_log_restart(st.phase, st.failure is not None, st.spans):
             return False
         if self._restart(t, None):
             return True

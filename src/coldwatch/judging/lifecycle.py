@@ -8,6 +8,7 @@ somewhere.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from coldwatch.evidence import SupervisorState
@@ -32,6 +33,8 @@ class Lifecycle:
         self._same = False
         """The restart being reported is the new run of one already counted."""
         self.restarts = 0
+        self.marked = False
+        """A start marker was seen in the log."""
         self.last_cause = "no cause in the log"
         self.failed_at: float | None = None
         """When the log's failure began (its fail grace runs from here)."""
@@ -82,8 +85,13 @@ class Lifecycle:
         if self.failed_at is None:
             self.failed_at = t
 
-    def is_log_restart(self, phase: str, failing: bool) -> bool:
-        """A start marker in the log is a restart: no supervisor to say so, and the start got somewhere."""
+    def is_log_restart(self, phase: str, failing: bool, phases: Iterable[str] = ()) -> bool:
+        """A start marker in the log is a restart: no supervisor to say so, and the start got somewhere.
+        Before the log's first marker, a library's JIT build (AMD aiter builds its modules as the server's
+        first import, before the arguments are read) is this start's own first step, not a start before it."""
+        first, self.marked = not self.marked, True
+        if first and not failing and set(phases) <= {"starting", "jit_compile"}:
+            return False
         return not self.supervised and not (phase == "starting" and not failing)
 
     def restart(self, t: float, st: SupervisorState | None, cause: str) -> bool:

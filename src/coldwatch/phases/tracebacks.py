@@ -19,7 +19,8 @@ code (an import: ``in <module>``) and a lambda's or comprehension's are frames t
 _CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _SELF_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?self\.\w+\(")
 _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
-_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)")
+_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
+"""An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _UNRAISABLE = "Exception ignored in"
 """CPython's unraisable-exception report (sys.unraisablehook: an error in a destructor, a weakref or atexit
 callback, a thread's cleanup): printed and dropped, nothing failed because of it."""
