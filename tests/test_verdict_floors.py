@@ -22,7 +22,10 @@ FLOORS = {
     "shared": (100.0, 100.0, 100.0),
     "real": (100.0, 100.0, 100.0),
     "composed": (100.0, 100.0, 100.0),
-    "public": (99.0, 98.0, 98.5),
+    # 96.4 since vLLM's API-server set-up after 'init engine (profile, create kv cache, warmup model) took' is warmup
+    # (as SGLang's HTTP server coming up is): blind34-37's labels read it so (17 logs gained), four of the public
+    # corpus's keep the last engine phase (v009, x017, v037, v048)
+    "public": (99.0, 96.0, 98.5),
     # the blind 2026 corpus, scored with the rules written before it was seen (first score with the
     # unchanged code: outcome 98.2, last phase 76.4, kind 77.8); its misses are findings, not labels to edit;
     # b041 (vLLM EngineCore ERROR [core.py] lines only) and b045 (SGLang's communicator set-up) now right
@@ -57,28 +60,29 @@ FLOORS = {
     # on itself, EngineCore's KV set-up in the structure map and the compile inside its memory profile:
     # outcome 100, last phase 85.0, kind 88.9 (oom/nccl 7/8); 86.7 with a call cut mid-name completed (h023)
     # 92.6 (oom/nccl 8/8) with vLLM records flattened onto one line read one each (h007's NPU OOM)
-    "blind34": (100.0, 86.5, 92.0),
+    "blind34": (100.0, 91.5, 92.0),
     # a sixth, scored after blind34's changes and before study: outcome 95.5, last phase 72.7, kind 82.4 (oom/nccl
     # 1/2); then Ray's dead worker, IPython's traceback header, a capture's buffer registration, the hub's weights
     # download bar: 100, 77.3, 94.1 (2/2). Six of its ten phase misses are one convention: the API server's set-up
     # after vLLM's 'init engine ... took' is warmup in blind34/35's labels and the last real phase in the public
-    # corpus's (v009, x017, v037, v048); read as warmup, blind34/35 gain six and the public corpus loses four
+    # corpus's (v009, x017, v037, v048); read as warmup, blind34/35 gain six and the public corpus loses four (now so)
     # 79.5 with a model's layer constructors as the load's frames (i012); 84.1 with aiter's module import no
     # compile (i032) and vLLM's renderer warm-up as warmup
-    "blind35": (100.0, 84.0, 94.0),
+    # 95.5 with vLLM's API-server set-up as warmup (see public)
+    "blind35": (100.0, 95.0, 94.0),
     # a seventh, scored after blind35's changes and before study: outcome 92.7, last phase 85.4, kind 72.7 (oom/nccl
     # 6/6); then a launcher that could not start the engine, a module-level frame opening a headerless excerpt,
     # SGLang's late-2025 'Decode batch, #running-req' and a fatal site's message naming no exception: 100, 87.8,
     # 100 (6/6). Its five phase misses are the same convention as blind35's (j006, j013, j025, j029, j019): the
     # shared fixtures' own labels (008) keep no warmup after 'init engine (profile, create kv cache, warmup
     # model) took', so neither does coldwatch
-    "blind36": (100.0, 87.5, 100.0),
+    "blind36": (100.0, 100.0, 100.0),
     # an eighth, scored after blind36's changes and before study: outcome 90.2, last phase 64.7, kind 68.8 (oom/nccl
     # 5/7); then vLLM's stats with requests in flight and its API server's answers as serving, aiter's build at
     # import as no start before the server's and its module import as no compile, Ray's wrapped exception line,
     # torch's HCCL/NCCL communicator set-up error, c10d's rendezvous, vllm-ascend's model constructors, vLLM's
     # renderer warm-up: 100, 90.2, 93.8 (7/7); the route-listing convention is four of its five phase misses (k007 is a wording from an unmerged pull request)
-    "blind37": (100.0, 90.0, 93.5),
+    "blind37": (100.0, 98.0, 93.5),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {

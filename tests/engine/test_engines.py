@@ -57,7 +57,7 @@ ENGINES = {
     # torch.compile warm-up runs before the CPU KV cache is sized.
     "vllm": Engine(
         "vllm",
-        ["dist_init", "weight_load", "jit_compile", "kv_alloc", "ready"],
+        ["dist_init", "weight_load", "jit_compile", "kv_alloc", "warmup", "ready"],  # warmup: the API server's set-up
         "Starting to load model",
         "EngineCore",
         (["--max-model-len", "4194304"], {"max_position_embeddings": 4194304}),
