@@ -38,6 +38,7 @@ CORPORA = {
     "blind35": LOGS / "blind35",
     "blind36": LOGS / "blind36",
     "blind37": LOGS / "blind37",
+    "blind38": LOGS / "blind38",
 }
 
 
