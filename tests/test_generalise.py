@@ -678,3 +678,20 @@ def test_vllm_s_renderer_warm_up_is_warmup_and_vllm_ascend_s_models_are_built_in
         "    self.mlp = CustomDeepseekV2MoE(\n"
     )
     assert verdict(ascend) == ("failed", "weight_load", "other")
+
+
+def test_v0_s_kv_budget_error_ascend_s_collective_error_and_omni_s_api_server() -> None:
+    """vLLM V0's "The model's max seq len (N) is larger than the maximum number of tokens that can be stored
+    in KV cache (M)", with or without its ValueError (blind38 m032, m033); torch_npu's 'HCCL function error:
+    hcclCommInitRootInfoConfig' on a worker's ERROR line with no traceback header (m041, m042); vLLM-Omni's
+    'Starting vLLM Diffusion API server on' (m039)."""
+    v0 = "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization`\n"
+    assert verdict(v0) == ("failed", "kv_alloc", "oom")
+    assert verdict("ValueError: " + v0) == ("failed", "kv_alloc", "oom")
+    p = "(VllmWorker rank=1 pid=7226) ERROR 09-03 03:02:37 [multiproc_executor.py:522] "
+    hccl = f"{p}    pg.recv([tensor], group_src_rank, tag).wait()\n"
+    hccl += f"{p}RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo), error code is 1\n"
+    assert verdict(hccl) == ("failed", "dist_init", "nccl")
+    omni = "(APIServer pid=1) INFO 12-01 10:00:00 [api_server.py:200] Starting vLLM Diffusion API server on http://0.0.0.0:8091\n"
+    loaded = "(Worker pid=2) INFO 12-01 09:59:00 [gpu_worker.py:90] Starting to load model Qwen/Qwen-Image...\n"
+    assert verdict(loaded + omni) == ("incomplete", "warmup", None)

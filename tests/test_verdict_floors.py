@@ -83,6 +83,11 @@ FLOORS = {
     # torch's HCCL/NCCL communicator set-up error, c10d's rendezvous, vllm-ascend's model constructors, vLLM's
     # renderer warm-up: 100, 90.2, 93.8 (7/7); the route-listing convention is four of its five phase misses (k007 is a wording from an unmerged pull request)
     "blind37": (100.0, 98.0, 93.5),
+    # a ninth, scored before vLLM's API-server set-up was read as warmup and before study: outcome 93.8, last phase
+    # 83.3, kind 66.7 (oom/nccl 0/4); 91.7 with the warmup reading; then V0's KV budget error, torch_npu's HCCL
+    # function error and vLLM-Omni's API server: 100, 100, 93.3 (4/4; m023, a traceback cut inside NCCL's set-up
+    # labelled other, is nccl by the issue's ask)
+    "blind38": (100.0, 100.0, 93.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
