@@ -12,11 +12,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fleetfix import Collect, model_servers
 
 from coldwatch.errors import ConfigError
 from coldwatch.fleet import Fleet
@@ -24,52 +24,11 @@ from coldwatch.settings import Settings
 from coldwatch.shard import ENV, split
 
 
-class Server(BaseHTTPRequestHandler):
-    ready = True
-
-    def log_message(self, *a: object) -> None:
-        pass
-
-    def _send(self) -> None:
-        b = json.dumps({"data": [{"id": "m"}], "choices": [{"text": "x", "finish_reason": "length"}]}).encode()
-        self.send_response(200 if self.ready else 503)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-
-    def do_GET(self) -> None:
-        self._send()
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._send()
-
-
 @pytest.fixture
 def servers() -> Iterator[dict[str, str]]:
     """Target name -> URL: r* are ready at once, n* never are."""
-    made, urls = [], {}
-    for name in ("r1", "r2", "r3", "r4", "n1", "n2"):
-        srv = ThreadingHTTPServer(("127.0.0.1", 0), type("S", (Server,), {"ready": name.startswith("r")}))
-        srv.daemon_threads = True
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        made.append(srv)
-        urls[name] = f"http://127.0.0.1:{srv.server_address[1]}"
-    yield urls
-    for srv in made:
-        srv.shutdown()
-        srv.server_close()
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def emit(self, ev: dict[str, Any]) -> None:
-        self.events.append(ev)
-
-    def close(self) -> None:
-        pass
+    with model_servers(("r1", "r2", "r3", "r4", "n1", "n2")) as urls:
+        yield urls
 
 
 def _fleet(urls: dict[str, str], targets: list[str], timeout: float = 4.0, **base: Any) -> tuple[Fleet, Collect]:

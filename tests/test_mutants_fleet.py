@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fleetfix import Collect
 
 from coldwatch.fleet import Fleet
 from coldwatch.settings import Settings
@@ -24,17 +25,6 @@ def url() -> Iterator[str]:
     srv = ModelServer()
     yield f"http://127.0.0.1:{srv.port}"
     srv.close()
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def emit(self, ev: dict[str, Any]) -> None:
-        self.events.append(ev)
-
-    def close(self) -> None:
-        pass
 
 
 # three GPUs; the second's driver reports no memory total, the third's no memory used
