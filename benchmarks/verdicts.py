@@ -39,6 +39,7 @@ CORPORA = {
     "blind36": LOGS / "blind36",
     "blind37": LOGS / "blind37",
     "blind38": LOGS / "blind38",
+    "blind39": LOGS / "blind39",
 }
 
 
