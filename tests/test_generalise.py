@@ -695,3 +695,18 @@ def test_v0_s_kv_budget_error_ascend_s_collective_error_and_omni_s_api_server() 
     omni = "(APIServer pid=1) INFO 12-01 10:00:00 [api_server.py:200] Starting vLLM Diffusion API server on http://0.0.0.0:8091\n"
     loaded = "(Worker pid=2) INFO 12-01 09:59:00 [gpu_worker.py:90] Starting to load model Qwen/Qwen-Image...\n"
     assert verdict(loaded + omni) == ("incomplete", "warmup", None)
+
+
+def test_blind39_s_shapes_serving_behind_a_logger_an_api_server_s_tasks_and_v0_s_load() -> None:
+    """SGLang-Omni's decode batches behind a Python logger's name and its served speech requests (blind39
+    n031); vLLM's '(ApiServer_0 pid=)' tag and its 'Supported tasks' as the API server's set-up (n022); V0's
+    'Initializing an LLM engine (v0.5.0)' and 'Loading model weights took 13.4966 GB' (n047)."""
+    omni = "2026-06-07 10:59:33,057 [INFO] sglang.srt.managers.scheduler_metrics_mixin: Decode batch, #running-req: 1, #token: 40\n"
+    assert verdict(omni)[0] == "ready"
+    speech = 'INFO:     127.0.0.1:5000 - "POST /v1/audio/speech HTTP/1.1" 200 OK\n'
+    assert verdict(speech)[0] == "ready"
+    tasks = "(ApiServer_0 pid=81) INFO 06-10 11:11:20 [api_server.py:1] Supported tasks: ['generate']\n"
+    assert verdict(tasks) == ("incomplete", "warmup", None)
+    v0 = "INFO 06-15 12:17:55 llm_engine.py:161] Initializing an LLM engine (v0.5.0.post1) with config: model='m'\n"
+    v0 += "INFO 06-15 12:17:57 model_runner.py:160] Loading model weights took 13.4966 GB\n"
+    assert verdict(v0) == ("incomplete", "weight_load", None)
