@@ -40,6 +40,7 @@ CORPORA = {
     "blind37": LOGS / "blind37",
     "blind38": LOGS / "blind38",
     "blind39": LOGS / "blind39",
+    "blind40": LOGS / "blind40",
 }
 
 
