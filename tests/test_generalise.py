@@ -710,3 +710,35 @@ def test_blind39_s_shapes_serving_behind_a_logger_an_api_server_s_tasks_and_v0_s
     v0 = "INFO 06-15 12:17:55 llm_engine.py:161] Initializing an LLM engine (v0.5.0.post1) with config: model='m'\n"
     v0 += "INFO 06-15 12:17:57 model_runner.py:160] Loading model weights took 13.4966 GB\n"
     assert verdict(v0) == ("incomplete", "weight_load", None)
+
+
+def test_a_line_that_differs_only_in_a_number_s_value_is_read_again() -> None:
+    """An idle stats line ('Running: 0 reqs') remembered as matching nothing must not hide the busy one
+    after it ('Running: 1 reqs', blind40 p042): the rules look at the number's value, not its place."""
+    p = "(APIServer pid=324144) INFO 12-25 13:3{}:00 [loggers.py:248] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+    idle = p.format(2) + "Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs\n"
+    busy = p.format(6) + "Avg generation throughput: 93.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs\n"
+    assert verdict(idle + busy)[0] == "ready"
+    assert verdict(idle + idle)[0] == "incomplete"
+
+
+def test_blind40_s_shapes_a_c_plus_plus_report_v2_and_v0_loads_npu_capture_and_ipython_frames() -> None:
+    """Ray's C++ 'Unhandled exception: St13runtime_error. what(): NCCL Error 5' (blind40 p025); vLLM V2's
+    'Loading model from scratch...' (p019) and V0's 'Using model weights format [...]' (p044); torch_npu's
+    graphs.py capture (p040); IPython's 'File ~/x.py:49, in Class.method(' frames (p048)."""
+    ray = "[2023-07-11 15:20:41,680 E 42067 42067] logging.cc:97: Unhandled exception: St13runtime_error. what(): NCCL Error 5: invalid usage\n"
+    assert verdict(ray) == ("failed", "dist_init", "nccl")
+    v2 = "(EngineCore pid=1) INFO 04-01 10:00:00 [model_runner.py:273] Loading model from scratch...\n"
+    assert verdict(v2) == ("incomplete", "weight_load", None)
+    v0 = "DEBUG 03-01 10:00:00 weight_utils.py:200] Using model weights format ['*.safetensors']\n"
+    assert verdict(v0) == ("incomplete", "weight_load", None)
+    npu = (
+        'Traceback (most recent call last):\n  File "/u/torch_npu/npu/graphs.py", line 200, in capture_begin\n    super().capture_begin(\n'
+    )
+    assert verdict(npu)[1] == "graph_capture"
+    ipy = (
+        "File [~/env/lib/python3.11/site-packages/vllm/worker/cache_engine.py:49](http://h/lab/tree/cache_engine.py#line=48), in CacheEngine.__init__(self, cache_config)\n"
+        "     48 # Initialize the cache.\n"
+        "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    assert verdict(ipy) == ("failed", "kv_alloc", "oom")

@@ -60,6 +60,21 @@ MISS_BUDGET = 2 << 20
 """Bytes of remembered non-matching line shapes; the memory is cleared and refilled past it."""
 MISS_LONGEST = 2048
 """Lines longer than this are searched every time, never remembered (they rarely repeat)."""
+_VALUE_CLASS = re.compile(r"((?:\\.|[^\\\[\](){}|*+?^$])+)\[[1-9]-\d\]")
+"""A rule's literal text right before a digit class that leaves out 0 ('Running: [1-9]', 'status=[1-9]'):
+lines that differ only there do not match the same rules."""
+
+
+def value_cues(patterns: list[str]) -> tuple[str, ...]:
+    """The literal text before each digit class of ``patterns`` that depends on a number's value: a line
+    that holds one is never remembered by its shape ('Running: 0 reqs' misses where 'Running: 1 reqs' hits)."""
+    cues = set()
+    for p in patterns:
+        for m in _VALUE_CLASS.finditer(p):
+            cue = re.sub(r"\\(.)", r"\1", m.group(1))[-12:].strip()
+            if cue:
+                cues.add(cue)
+    return tuple(sorted(cues))
 
 
 def _timings(text: str) -> dict[str, float]:
@@ -99,6 +114,7 @@ class Classifier:
         self._box = Outbox()
         self._misses: set[str] = set()
         self._miss_bytes = 0
+        self._value_cues = value_cues(patterns)
         self._state = state = State(engine=engine)
         self._causes = CauseRanker(self.rules, state, self._structure, self._box)
         self._tracker = PhaseTracker(self.rules, state, self._causes, self._box)
@@ -177,6 +193,8 @@ class Classifier:
         if self._pre is None:
             return set()
         shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
+        if shape is not None and any(c in text for c in self._value_cues):
+            shape = None  # its rules look at a number's value, not only its place
         if shape is not None and shape in self._misses:
             return None
         hits = self._pre.which(text)

@@ -16,6 +16,9 @@ from coldwatch.phases.state import Failure, Outbox, State
 _FRAME = re.compile(r'(?:^|\s)File "?([^",]+)"?,? [Ll]ine \d+,? in (\w+|<\w+>)')
 """A traceback frame, wherever it sits in the line (behind a wrapper no rule strips); a module's own
 code (an import: ``in <module>``) and a lambda's or comprehension's are frames too."""
+_IPY_FRAME = re.compile(r"(?:^|\s)File \[?(~?/[^\]:\s]+\.py):\d+(?:\]\([^)\s]*\))?, in (?:\w+\.)*(\w+|<\w+>)\(")
+"""IPython's frame ('File ~/x/cache_engine.py:49, in CacheEngine.__init__(self, ...)', in a notebook's HTML
+export with the path as a link: 'File [~/x/cache_engine.py:49](http://...), in CacheEngine.__init__(')."""
 _CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _SELF_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?self\.\w+\(")
 _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
@@ -67,7 +70,7 @@ class TracebackReader:
                     text = joined
                     break
         if 'File "' in text or text.startswith("File "):
-            m = _FRAME.search(text)
+            m = _FRAME.search(text) or _IPY_FRAME.search(text)
             if m is None and st.in_traceback and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
                 st.frame_part = text[text.find("File") :]
                 return
