@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coldwatch.errors import ColdwatchError, Terminated, UnreachableError
 from coldwatch.events import event
@@ -17,6 +17,9 @@ from coldwatch.exitcodes import ExitCode
 from coldwatch.render import Sink
 from coldwatch.settings import Settings
 from coldwatch.verdict import Outcome, Verdict, error_verdict, result_line, target_result
+
+if TYPE_CHECKING:
+    from coldwatch.shard import Shard
 
 SEVERITY = (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.FAILED, ExitCode.STALLED, ExitCode.UNREACHABLE, ExitCode.TIMEOUT)
 """A fleet that is not ready exits with the most severe code among the targets that are not."""
@@ -147,7 +150,8 @@ class Fleet:
         self.targets = targets
         self.table = table
         """The live table's rows every second (a fleet process's child has none: its parent shows them)."""
-        self.shards: list[Any] = []
+        self.shards: list[Shard] = []
+        """The child processes watching the targets (a fleet above coldwatch.shard's share per process)."""
         self.settings_for = settings_for
         self.base = base
         self.sinks = sinks
@@ -273,8 +277,8 @@ class Fleet:
                 self.shards.append(Shard(job, self._reported, self._lost))
                 if self.cancelled:
                     self.shards[-1].cancel(self.cancelled)
-            while any(sh.alive() for sh in self.shards):
-                for sh in self.shards:
+            for sh in self.shards:
+                while sh.alive():
                     sh.thread.join(1.0)  # (a signal still interrupts the wait)
         except (KeyboardInterrupt, Terminated):
             self.over = True  # what the children still say is not this run's verdict: it was interrupted
