@@ -288,7 +288,7 @@ def _api_key_hint(api_key: str | None) -> None:
 HostsArg = Annotated[
     Optional[list[str]],
     typer.Argument(
-        metavar="HOST",
+        metavar="[HOST]...",
         help="SSH destination [user@]host[:port] or ~/.ssh/config alias; omit for this machine. Several: a fleet of servers.",
         show_default=False,
     ),

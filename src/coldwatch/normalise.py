@@ -8,6 +8,7 @@ skipped.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -99,7 +100,7 @@ _BAR_CLOCK = re.compile(rb"\d\d:\d\d:\d\d")
 def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | None:
     """``piece[lo:hi]`` is consecutive redraws of one tqdm bar and nothing else (every CR-separated
     segment one update ending in its rate, '... 12/64 [00:03<00:09, 4.1it/s]', the same description
-    first and last, nothing glued in, no timestamp of its own; ``i``/``j`` are its first and last CR):
+    first and last, nothing glued in, one '[' each so no timestamp of its own; ``i``/``j`` are its first and last CR):
     the bar's key (its description), else None."""
     if not (piece.endswith((b"it/s]", b"s/it]"), lo, i) and piece.endswith((b"it/s]", b"s/it]"), j + 1, hi)):
         return None
@@ -110,7 +111,7 @@ def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | No
     if key != piece[j + 1 : b - 3].split(b" (", 1)[0]:
         return None
     cr = piece.count(b"\r", lo, hi)
-    if piece.count(b"%", lo, hi) != cr + 1 or piece.count(b"]\r", lo, hi) != cr or piece.find(b"[20", lo, hi) >= 0:
+    if piece.count(b"%", lo, hi) != cr + 1 or piece.count(b"[", lo, hi) != cr + 1 or piece.count(b"]\r", lo, hi) != cr:
         return None
     if _BAR_CLOCK.search(piece, lo, a) is not None:
         return None
@@ -138,7 +139,7 @@ def _coalesce_redraws(piece: bytes, seen: set[bytes], max_record: int) -> Iterat
         if len(seen) < 4096:
             seen.add(key)
         yield piece[lo:i][:max_record]
-    k = piece.find(b" 100%", lo, hi)
+    k = piece.find(b" 100%", lo, j)
     if 0 <= k < j and not (new and k < i):  # its completion may open the next phase
         yield piece[piece.rfind(b"\r", lo, k) + 1 : piece.find(b"\r", k, hi)][:max_record]
     yield piece[j + 1 : hi][:max_record]
@@ -241,13 +242,16 @@ _WORKER_RANK = re.compile(r"(?:_|^)(?:TP|rank)(\d+)", re.IGNORECASE)
 def _secs(date: str | None, hms: str) -> tuple[int | None, int]:
     """'YYYY-MM-DD' (or None) and 'HH:MM:SS' to (day ordinal or None, seconds of day)."""
     h, m, s = int(hms[0:2]), int(hms[3:5]), int(hms[6:8])
-    day = None
-    if date:
-        try:
-            day = _dt.date(int(date[0:4]), int(date[5:7]), int(date[8:10])).toordinal()
-        except ValueError:
-            day = None
-    return day, h * 3600 + m * 60 + s
+    return (_day(date) if date else None), h * 3600 + m * 60 + s
+
+
+@functools.lru_cache(maxsize=64)
+def _day(date: str) -> int | None:
+    """'YYYY-MM-DD' to its day ordinal (None if it is no date); a log's lines share a few dates."""
+    try:
+        return _dt.date(int(date[0:4]), int(date[5:7]), int(date[8:10])).toordinal()
+    except ValueError:
+        return None
 
 
 def _md(month: int, dom: int) -> int | None:

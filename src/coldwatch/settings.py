@@ -168,7 +168,7 @@ def _duration(name: str, value: Any, where: str) -> float:
 
 
 def _workers(name: str, value: Any, where: str) -> list[str]:
-    items = value if isinstance(value, list) else [v for v in str(value).replace(",", " ").split() if v]
+    items = value if isinstance(value, (list, tuple)) else [v for v in str(value).replace(",", " ").split() if v]
     for v in items:
         if not isinstance(v, str) or not v or v.startswith("-") or not v.isprintable() or " " in v:
             raise ConfigError(f"{where}: {v!r} is not an SSH destination")
@@ -216,12 +216,12 @@ def _path(name: str, value: Any, where: str) -> Path:
 
 
 def _paths(name: str, value: Any, where: str) -> list[Path]:
-    items = value if isinstance(value, list) else [value]
+    items = value if isinstance(value, (list, tuple)) else [value]
     return [Path(os.path.expanduser(str(v))) for v in items]
 
 
 def _checks(name: str, value: Any, where: str) -> list[str]:
-    items = value if isinstance(value, list) else [v for v in str(value).split(",") if v]
+    items = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v]
     for v in items:
         if v not in _CHECKS:
             raise ConfigError(f"{where}: unknown check {v!r} (checks: {', '.join(_CHECKS)})")

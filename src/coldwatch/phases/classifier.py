@@ -189,12 +189,13 @@ class Classifier:
 
     def _hits(self, text: str) -> set[int] | None:
         """The rules the prefilter says may match the line; None when none can (lines that differ only in
-        numbers match the same rules: the misses are remembered by shape)."""
+        numbers match the same rules: the misses are remembered by shape; a line whose rules look at a
+        number's value, by its exact text)."""
         if self._pre is None:
             return set()
         shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
         if shape is not None and any(c in text for c in self._value_cues):
-            shape = None  # its rules look at a number's value, not only its place
+            shape = "\0" + text  # 'Running: 0' misses where 'Running: 1' hits; the same text misses again
         if shape is not None and shape in self._misses:
             return None
         hits = self._pre.which(text)
