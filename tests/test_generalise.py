@@ -742,3 +742,31 @@ def test_blind40_s_shapes_a_c_plus_plus_report_v2_and_v0_loads_npu_capture_and_i
         "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
     )
     assert verdict(ipy) == ("failed", "kv_alloc", "oom")
+
+
+def test_blind42_s_shapes_older_vllm_wordings_any_answered_request_ray_actors_and_bare_kv_messages() -> None:
+    """vLLM 2023's 'Initializing an LLM engine with config:' names the engine, so its 'Application startup
+    complete.' is ready (blind42 d036); V0's stats line names it too, and uvicorn's access line for a
+    request it answered (a 404 as well) is a serving server (d022), where an SGLang server's own warm-up
+    request is not; Ray's 'Exception raised in creation task: The actor died ...' ends the start (d018);
+    V1's KV check pasted without its 'ValueError: ' is the KV pool's OOM (d024); a model's constructor
+    frame whose dunders a markdown paste ate ('in init') is the load (d005)."""
+    v2023 = (
+        "INFO 08-22 15:27:08 llm_engine.py:70] Initializing an LLM engine with config: model='m', tokenizer='m'\n"
+        "INFO 08-22 15:27:25 llm_engine.py:196] # GPU blocks: 865, # CPU blocks: 327\n"
+        "INFO:     Started server process [9264]\nINFO:     Application startup complete.\n"
+    )
+    assert verdict(v2023) == ("ready", "ready", None)
+    stats = "INFO 07-07 20:12:44 metrics.py:295] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Swapped: 0 reqs\n"
+    access = 'INFO:     127.0.0.1:59820 - "GET /generate HTTP/1.1" 404 Not Found\n'
+    assert verdict(stats + access)[0] == "ready"
+    assert verdict(stats + access.replace("404 Not Found", "500 Internal Server Error"))[0] == "incomplete"
+    sglang = "[2026-05-30 20:00:00] Load weight begin. avail mem=94.71 GB\n" + access.replace("GET /generate", "POST /generate").replace("404 Not Found", "200 OK")
+    assert verdict(sglang)[0] == "incomplete"
+    ray = "(DPEngineCoreActor pid=3551736) Exception raised in creation task: The actor died because of an error raised in its creation task, ray::DPEngineCoreActor.init() (pid=3551736)\n"
+    assert verdict(ray) == ("failed", "starting", "other")
+    kv = "To serve at least one request with the models's max seq len (32768), (4.50 GiB KV cache is needed, which is larger than the available KV cache memory (3.58 GiB)\n"
+    assert verdict(kv) == ("failed", "kv_alloc", "oom")
+    p = "(VllmWorkerProcess pid=195296) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] "
+    cut = f'{p}Traceback (most recent call last):\n{p}File "/h/vllm/vllm/model_executor/models/llama.py", line 237, in init\n{p}self.self_attn = LlamaAttention(\n{p}'
+    assert verdict(cut)[1] == "weight_load"

@@ -99,6 +99,11 @@ FLOORS = {
     # mapping it to dist_init moves vLLM's free-memory check there too, v005/e003/x016), chained tracebacks (p014),
     # SGLang-JAX (p049), and the consequence convention (p003, p020: other here, exception in blind26/30)
     "blind40": (98.0, 86.5, 88.5),
+    # a thirteenth, vLLM only, scored after blind40's changes and before study: outcome 88.4, last phase 90.7, kind 84.2
+    # (oom/nccl 7/8); then vLLM 2023's engine line and V0's stats line name the engine, any answered request on
+    # uvicorn's access log is a serving vLLM, Ray's dead actor, V1's bare KV-cache message, a constructor frame a
+    # markdown paste turned into 'in init': 97.7, 100, 94.7 (8/8). Left: d031 (a worker's ERROR line cut at its tag)
+    "blind42": (97.5, 100.0, 94.5),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -110,6 +115,11 @@ HARD_FLOORS = {
     "blind34": 100.0,
     "blind35": 100.0,
     "blind36": 100.0,
+    "blind37": 100.0,
+    "blind38": 100.0,
+    "blind39": 100.0,
+    "blind40": 100.0,
+    "blind42": 100.0,
 }
 
 
