@@ -761,7 +761,9 @@ def test_blind42_s_shapes_older_vllm_wordings_any_answered_request_ray_actors_an
     access = 'INFO:     127.0.0.1:59820 - "GET /generate HTTP/1.1" 404 Not Found\n'
     assert verdict(stats + access)[0] == "ready"
     assert verdict(stats + access.replace("404 Not Found", "500 Internal Server Error"))[0] == "incomplete"
-    sglang = "[2026-05-30 20:00:00] Load weight begin. avail mem=94.71 GB\n" + access.replace("GET /generate", "POST /generate").replace("404 Not Found", "200 OK")
+    sglang = "[2026-05-30 20:00:00] Load weight begin. avail mem=94.71 GB\n" + access.replace("GET /generate", "POST /generate").replace(
+        "404 Not Found", "200 OK"
+    )
     assert verdict(sglang)[0] == "incomplete"
     ray = "(DPEngineCoreActor pid=3551736) Exception raised in creation task: The actor died because of an error raised in its creation task, ray::DPEngineCoreActor.init() (pid=3551736)\n"
     assert verdict(ray) == ("failed", "starting", "other")
