@@ -41,6 +41,7 @@ CORPORA = {
     "blind38": LOGS / "blind38",
     "blind39": LOGS / "blind39",
     "blind40": LOGS / "blind40",
+    "blind41": LOGS / "blind41",
     "blind42": LOGS / "blind42",
 }
 
