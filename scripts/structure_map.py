@@ -93,7 +93,11 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
                 "graph_capture",
             ),
             ("sglang/srt/managers/scheduler.py", r"maybe_init_draft_worker|init_draft_worker", "draft_init"),
-            ("sglang/srt/managers/scheduler.py", r"init_memory_pools|init_target_memory_pool|init_memory_pool_and_cache", "kv_alloc"),
+            (
+                "sglang/srt/managers/scheduler.py",
+                r"init_memory_pools|init_target_memory_pool|init_memory_pool_and_cache|init_cache_with_memory_pool",
+                "kv_alloc",
+            ),
             # a disaggregated (PD) node registers its KV pool's buffers with the transfer engine (NIXL,
             # Mooncake, ...) as the KV manager is made: part of the KV cache's set-up
             ("sglang/srt/disaggregation/", r"_init_kv_manager|register_buffer_to_engine", "kv_alloc"),

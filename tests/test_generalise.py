@@ -772,3 +772,36 @@ def test_blind42_s_shapes_older_vllm_wordings_any_answered_request_ray_actors_an
     p = "(VllmWorkerProcess pid=195296) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] "
     cut = f'{p}Traceback (most recent call last):\n{p}File "/h/vllm/vllm/model_executor/models/llama.py", line 237, in init\n{p}self.self_attn = LlamaAttention(\n{p}'
     assert verdict(cut)[1] == "weight_load"
+
+
+def test_blind41_s_shapes_kernel_loads_inside_a_phase_kv_plug_ins_and_aiter_s_call_wrapper() -> None:
+    """FlashInfer's 'Loading JIT ops' during capture is the capture (public t013) unless FlashInfer said it has no
+    prebuilt kernels (then each load is a build, shared 029); kvcached's allocator (blind41 s005, blind30 c057) and
+    HiCache's Mooncake store (s010) are the KV pool; SGLang's init_cache_with_memory_pool frame (s011) is too;
+    aiter's kernel-call wrapper alone in a faulthandler dump is no build (s007)."""
+    capture = "[2025-02-21 21:53:15 TP0] Capture cuda graph begin. This can take up to several minutes.\n"
+    load = "2025-02-21 21:53:17,313 - INFO - flashinfer.jit: Loading JIT ops: batch_prefill_with_kv_cache_dtype_q_bf16\n"
+    assert verdict(capture + load) == ("incomplete", "graph_capture", None)
+    backend = "2025-02-21 21:53:16,000 - INFO - flashinfer.jit: Prebuilt kernels not found, using JIT backend\n"
+    assert verdict(capture + backend + load) == ("incomplete", "jit_compile", None)
+    kvcached = (
+        "[kvcached][INFO][2025-09-07 04:15:26][page_allocator.py:149] Init kvcached KV cache allocator: num_layers=40, page_size=2MB\n"
+    )
+    loaded = "[2025-09-07 04:15:26] Load weight end. type=LlamaForCausalLM, dtype=torch.float16, avail mem=114.90 GB, mem usage=24.30 GB.\n"
+    assert verdict(loaded + kvcached)[1] == "kv_alloc"
+    assert verdict("[2026-01-16 07:02:59 TP4] Mooncake store setup successfully.\n")[1] == "kv_alloc"
+    tb = (
+        "[2026-01-09 21:41:36] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/d/sglang/python/sglang/srt/managers/scheduler.py", line 339, in __init__\n'
+        '  File "/d/sglang/python/sglang/srt/managers/scheduler.py", line 677, in init_cache_with_memory_pool\n'
+        '  File "/d/sglang/python/sglang/srt/managers/cache_controller.py",\n'
+    )
+    assert verdict(tb) == ("failed", "kv_alloc", "other")
+    dump = (
+        "Current thread 0x00007f3f83e9f740 (most recent call first):\n"
+        '  File "/usr/local/aiter/aiter/jit/core.py", line 368 in wrapper\n'
+        '  File "/usr/local/sglang/python/sglang/srt/layers/layernorm.py", line 73 in forward_cuda\n'
+    )
+    assert verdict(dump) == ("failed", "starting", "other")
+    build = dump.replace("first):\n", 'first):\n  File "/usr/local/aiter/aiter/jit/core.py", line 300 in build_module\n')
+    assert verdict(build)[1] == "jit_compile"
