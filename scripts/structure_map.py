@@ -82,6 +82,9 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
         "functions": [
             ("sglang/srt/model_executor/model_runner.py", r"init_torch_distributed", "dist_init"),
             ("sglang/srt/model_executor/model_runner.py", r"load_model|init_lora_manager|load_lora_adapter\w*", "weight_load"),
+            # the kernels' warm-up before the memory pools: FlashInfer's autotune ('Running FlashInfer autotune'),
+            # which the log's own lines read as jit_compile too
+            ("sglang/srt/model_executor/model_runner.py", r"kernel_warmup|_flashinfer_autotune", "jit_compile"),
             (
                 "sglang/srt/model_executor/model_runner.py",
                 r"init_memory_pool|alloc_memory_pool|profile_max_num_token|init_kv_cache_configurator|_init_post_memory_pool_components|configure_kv_cache_dtype",

@@ -805,3 +805,13 @@ def test_blind41_s_shapes_kernel_loads_inside_a_phase_kv_plug_ins_and_aiter_s_ca
     assert verdict(dump) == ("failed", "starting", "other")
     build = dump.replace("first):\n", 'first):\n  File "/usr/local/aiter/aiter/jit/core.py", line 300 in build_module\n')
     assert verdict(build)[1] == "jit_compile"
+
+
+def test_sglang_s_kernel_warm_up_is_flashinfer_s_autotune() -> None:
+    """SGLang's ModelRunner.kernel_warmup -> _flashinfer_autotune (blind40 p034) is the autotune the log's own
+    'Running FlashInfer autotune' line calls jit_compile, not the server's warm-up request."""
+    f = '  File "/w/sglang/python/sglang/srt/model_executor/model_runner.py", line {}, in {}\n    self.{}()\n'
+    tb = "[2025-11-18 13:28:40 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+    tb += f.format(507, "initialize", "kernel_warmup") + f.format(2033, "kernel_warmup", "_flashinfer_autotune")
+    tb += f.format(2061, "_flashinfer_autotune", "_dummy_run") + '  File "/w/sglang/'
+    assert verdict(tb) == ("failed", "jit_compile", "other")
