@@ -815,3 +815,12 @@ def test_sglang_s_kernel_warm_up_is_flashinfer_s_autotune() -> None:
     tb += f.format(507, "initialize", "kernel_warmup") + f.format(2033, "kernel_warmup", "_flashinfer_autotune")
     tb += f.format(2061, "_flashinfer_autotune", "_dummy_run") + '  File "/w/sglang/'
     assert verdict(tb) == ("failed", "jit_compile", "other")
+
+
+def test_sglang_jax_s_kv_buffers_are_the_kv_pool() -> None:
+    """SGLang-JAX on a TPU sizes and makes its KV cache with its own lines (blind40 p049): 'TPU Memory profiling:',
+    'Creating fused KV buffers for 32 layers', 'Total fused KV cache memory per layer: ...'."""
+    log = "[2025-09-15 15:35:31] Qwen weights loaded successfully!\n"
+    log += "[2025-09-15 15:35:31] TPU Memory profiling: available_device_memory=16.6GB, available_kv_cache=10.4GB, max_tokens=21227\n"
+    log += "[2025-09-15 15:35:31] Creating fused KV buffers for 32 layers\n"
+    assert verdict(log) == ("incomplete", "kv_alloc", None)
