@@ -824,3 +824,15 @@ def test_sglang_jax_s_kv_buffers_are_the_kv_pool() -> None:
     log += "[2025-09-15 15:35:31] TPU Memory profiling: available_device_memory=16.6GB, available_kv_cache=10.4GB, max_tokens=21227\n"
     log += "[2025-09-15 15:35:31] Creating fused KV buffers for 32 layers\n"
     assert verdict(log) == ("incomplete", "kv_alloc", None)
+
+
+def test_a_chain_s_first_message_places_it_when_its_exception_line_is_cut() -> None:
+    """An excerpt that starts inside the first exception's message ('Search for `cudaErrorStreamCaptureUnsupported'
+    ...', blind40 p014) and goes on to 'During handling of the above exception': that message is the root's, and a
+    capture-only CUDA error is the capture, though no frame or exception line says so."""
+    p = "(Worker_TP1 pid=15193) ERROR 05-08 19:06:38 [multiproc_executor.py:962] "
+    log = f"{p}Search for `cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/ for more information.\n"
+    log += f"{p}For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n{p}\n"
+    log += f"{p}During handling of the above exception, another exception occurred:\n{p}\n{p}Traceback (most recent call last):\n"
+    assert verdict(log) == ("failed", "graph_capture", "other")
+    assert verdict(log.replace("cudaErrorStreamCaptureUnsupported", "cudaErrorLaunchFailure"))[1] == "starting"

@@ -154,7 +154,7 @@ class CauseRanker:
         """Where the error's own words put it ([[frame]] text rules): an error that can only happen in
         one phase (CUDA refuses an operation 'when stream is capturing' only while a graph is captured)."""
         for rule in self.rules.text_phase:
-            for text in (f.root, f.trigger, f.later):
+            for text in (f.root, f.trigger, f.later, self.state.chain_text):
                 if text and rule.regex.search(text):
                     return rule.label
         return None

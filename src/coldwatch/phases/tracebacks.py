@@ -97,9 +97,12 @@ class TracebackReader:
             st.tb_prefix = text[:i] if i > 0 else ""
             return
         if text.startswith(_CHAIN):
+            if not st.chain_text and (st.failure is None or st.failure.root is None):
+                st.chain_text = " ".join(st.recent)[:1000]
             st.in_traceback = True
             st.chain_next = True
             return
+        st.recent.append(text)
         if (
             (text.strip() == "Last error:" or text.rstrip().endswith(" Last error:"))
             and st.failure is not None
