@@ -114,7 +114,8 @@ class Classifier:
         self._box = Outbox()
         self._misses: set[str] = set()
         self._miss_bytes = 0
-        self._value_cues = value_cues(patterns)
+        cues = value_cues(patterns)
+        self._value_cue = re.compile("|".join(map(re.escape, cues))).search if cues else None
         self._state = state = State(engine=engine)
         self._causes = CauseRanker(self.rules, state, self._structure, self._box)
         self._tracker = PhaseTracker(self.rules, state, self._causes, self._box)
@@ -193,9 +194,12 @@ class Classifier:
         number's value, by its exact text)."""
         if self._pre is None:
             return set()
-        shape = text.translate(_DIGITS) if len(text) <= MISS_LONGEST else None
-        if shape is not None and any(c in text for c in self._value_cues):
+        if len(text) > MISS_LONGEST:
+            shape = None
+        elif self._value_cue is not None and self._value_cue(text) is not None:
             shape = "\0" + text  # 'Running: 0' misses where 'Running: 1' hits; the same text misses again
+        else:
+            shape = text.translate(_DIGITS)
         if shape is not None and shape in self._misses:
             return None
         hits = self._pre.which(text)
