@@ -57,10 +57,13 @@ def run_replay(
     mode = choose_output(output, sys.stdout)
     sink: Sink | None = JsonSink() if mode == "json" else None
     from coldwatch.outputs import output_sinks
-    from coldwatch.report.model import Banner
 
     extra = output_sinks(target or ("stdin" if path == "-" else Path(path).name), "replay", *files)  # --report, --metrics
-    banner = Banner() if record else None  # engine, model, TP from the launch lines, for the record
+    banner = None  # engine, model, TP from the launch lines, for the record
+    if record:
+        from coldwatch.report.model import Banner  # (the report package loads its HTML renderer)
+
+        banner = Banner()
     extra += [banner] if banner is not None else []
     policy = dataclasses.replace(replay_policy(max_restarts, stall_after), tail=bool(extra))  # the report's log excerpts
     sinks = [s for s in (sink, *extra) if s is not None]
