@@ -43,6 +43,7 @@ CORPORA = {
     "blind40": LOGS / "blind40",
     "blind41": LOGS / "blind41",
     "blind42": LOGS / "blind42",
+    "blind44": LOGS / "blind44",
 }
 
 
