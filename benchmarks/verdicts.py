@@ -44,6 +44,7 @@ CORPORA = {
     "blind41": LOGS / "blind41",
     "blind42": LOGS / "blind42",
     "blind43": LOGS / "blind43",
+    "blind44": LOGS / "blind44",
 }
 
 
