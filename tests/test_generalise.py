@@ -836,3 +836,42 @@ def test_a_chain_s_first_message_places_it_when_its_exception_line_is_cut() -> N
     log += f"{p}During handling of the above exception, another exception occurred:\n{p}\n{p}Traceback (most recent call last):\n"
     assert verdict(log) == ("failed", "graph_capture", "other")
     assert verdict(log.replace("cudaErrorStreamCaptureUnsupported", "cudaErrorLaunchFailure"))[1] == "starting"
+
+
+def test_blind43_and_blind44_s_shapes() -> None:
+    """torch's CUDA error line on its own ends the start (blind44 e020, e021); vLLM's stats with tokens generated
+    or a drafter's tokens accepted (e041) and access lines whose prefix a paste stripped (e024) are a serving
+    server; an executor's collective_rpc("load_model") is the load (e023); inductor's ptxas report is a compile
+    (e018); Gaudi's '[Warmup][Decode][204/416]' buckets are warm-up (e017); a loguru-style host program's
+    columns (blind43 s018), SGLang's PD mode in its prefix and HiCache's host pool (s007); Gloo's failed mesh
+    explains a cut traceback as the collective's (s032); FastAPI's warning while it answers SGLang's warm-up
+    request (s030)."""
+    cuda = "RuntimeError: CUDA error: no kernel image is available for execution on the device\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    assert verdict(cuda) == ("failed", "starting", "exception")
+    stats = "(APIServer pid=1) INFO 05-30 07:49:21 [loggers.py:271] Engine 000: Avg prompt throughput: 1505.3 tokens/s, Avg generation throughput: {} tokens/s, Running: 0 reqs, Waiting: 0 reqs\n"
+    assert verdict(stats.format("20.9"))[0] == "ready"
+    assert verdict(stats.format("0.0") + stats.format("0.0"))[0] == "incomplete"
+    assert verdict(stats.format("0.0") + stats.format("0.3"))[0] == "ready"
+    spec = "(APIServer pid=1) INFO 05-30 07:49:21 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 3.07, Accepted: {} tokens, Drafted: 204 tokens\n"
+    assert verdict(spec.format(141))[0] == "ready"
+    assert verdict(spec.format(0))[0] == "incomplete"
+    stripped = 'Starting vLLM server on http://127.0.0.1:28131\nGET /health HTTP/1.1" 200 OK\n'
+    assert verdict(stripped)[0] == "ready"
+    p = "> [rank0]: "
+    rpc = f'{p}Traceback (most recent call last):\n{p}  File "/e/vllm/executor/uniproc_executor.py", line 42, in _init_executor\n'
+    rpc += f'{p}    self.collective_rpc("load_model")\n{p}  File "/data/ap'
+    assert verdict(rpc)[1] == "weight_load"
+    ptxas = "[rank0]:E0701 14:28:21.083000 911603 torch/_inductor/runtime/triton_heuristics.py:539] [0/0] ptxas fatal   : Ptx assembly aborted due to errors\n"
+    assert verdict(ptxas)[1] == "jit_compile"
+    hpu = "INFO 05-02 12:09:01 hpu_model_runner.py:1730] [Warmup][Decode][203/416] batch_size:96 num_blocks:896 free_mem:14.93 GiB\n"
+    assert verdict(hpu)[1] == "warmup"
+    tl = "2025-07-02 16:41:30 | ERROR | stderr | Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\n"
+    assert verdict(tl)[1] == "weight_load"
+    host = "[2025-12-02 07:04:51 DisaggregationMode.IGPUDECODE TP1] Allocating 40.00 GB host memory for hierarchical KV cache.\n"
+    assert verdict(host)[1] == "kv_alloc"
+    gloo = "[rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+    gloo += '[2025-01-30 18:11:35 TP10] Scheduler hit an exception: Traceback (most recent call last):\n  File "/s/sglang/srt/managers/scheduler.py", line 1, in run_scheduler_process\n'
+    assert verdict(gloo)[2] == "nccl"
+    fastapi = "[2026-04-05 16:49:44] Capture cuda graph end. Time elapsed: 7.23 s.\n"
+    fastapi += "/usr/local/lib/python3.10/dist-packages/fastapi/routing.py:120: FastAPIDeprecationWarning: ORJSONResponse is deprecated\n"
+    assert verdict(fastapi)[1] == "warmup"

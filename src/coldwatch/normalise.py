@@ -213,11 +213,16 @@ _RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:")
 # engine stamps
 _SGLANG = re.compile(
-    r"^\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)(?:\.\d+)?((?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*)\] "
+    r"^\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)(?:\.\d+)?(?: DisaggregationMode\.\w+)?((?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*)\] "
     r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w./-]+:\d+: )?"
 )
 _VLLM = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? (?:\[[^\]]*\] |[\w./-]+:\d+\] )")
 _PYLOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} - [\w.]+ - (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - )?")
+_PIPELOG = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)? \| (?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL) *\| [^|]{1,80}? \| "
+)
+"""A host program's loguru-style columns ('2025-07-02 16:41:30 | ERROR | stderr | ...', Transformer Lab
+re-logging the server's output): its stamp, then the engine's own line."""
 _GPU_ID = re.compile(r"^\[gpu_id=(\d+)\] ")
 """SGLang before v0.3: a rank tag and no timestamp ('[gpu_id=0] Load weight end.')."""
 _EMBEDDED = re.compile(
@@ -366,7 +371,7 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
             inner, style = _Stamp("vllm", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1]), "vllm"
             text = text[m.end() :]
     elif c0.isdigit() and text[4:5] == "-":
-        m = _PYLOG.match(text)
+        m = _PYLOG.match(text) or (_PIPELOG.match(text) if " | " in text[19:32] else None)
         if m:
             d, sod = _secs(m.group(1)[:10], m.group(1)[11:19])
             inner, style = _Stamp("pylog", d, sod), "pylog"

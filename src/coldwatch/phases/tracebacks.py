@@ -21,6 +21,9 @@ _IPY_FRAME = re.compile(r"(?:^|\s)File \[?(~?/[^\]:\s]+\.py):\d+(?:\]\([^)\s]*\)
 export with the path as a link: 'File [~/x/cache_engine.py:49](http://...), in CacheEngine.__init__(')."""
 _CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?(?:self\.)?(?:\w+\.)*(\w+)\(")
 _SELF_CALL = re.compile(r"^(?:[\w.]+(?:, *[\w.]+)* = )?self\.\w+\(")
+_RPC = re.compile(r"""\b(?:collective_rpc|_run_workers|run_workers|_run_workers_in_batch|execute_method)\(\s*["'](\w+)["']""")
+"""An executor asking its workers to run one of their methods by name ('self.collective_rpc("load_model")'):
+the call it makes is that method's."""
 _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
@@ -145,7 +148,8 @@ class TracebackReader:
         """A line inside a traceback that is no frame: a frame's source line or the exception line."""
         st = self.state
         if st.frames and (c := _CALL.match(text)) is not None:
-            st.call = c.group(1)  # the source line of the last frame: the call it was making
+            rpc = _RPC.search(text)
+            st.call = rpc.group(1) if rpc else c.group(1)  # the source line of the last frame: the call it was making
             f = st.failure
             if (
                 _SELF_CALL.match(text)
