@@ -107,7 +107,8 @@ class TracebackReader:
             return
         st.recent.append(text)
         if (
-            (text.strip() == "Last error:" or text.rstrip().endswith(" Last error:"))
+            "Last error:" in text
+            and (text.strip() == "Last error:" or text.rstrip().endswith(" Last error:"))
             and st.failure is not None
             and st.failure.root is not None
         ):
