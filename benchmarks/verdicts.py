@@ -45,6 +45,7 @@ CORPORA = {
     "blind42": LOGS / "blind42",
     "blind43": LOGS / "blind43",
     "blind44": LOGS / "blind44",
+    "blind45": LOGS / "blind45",
     "blind46": LOGS / "blind46",
 }
 
