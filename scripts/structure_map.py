@@ -179,6 +179,13 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             # KV connectors (offload, disaggregated prefill) register the allocated caches
             ("vllm/distributed/kv_transfer/", r"register_kv_caches|register_cross_layers_kv_cache", "kv_alloc"),
             ("vllm/v1/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*|initialize_cudagraph\w*", "draft_init"),
+            # the V2 model runner's speculators (vllm/v1/worker/gpu/spec_decode/: MTP, EAGLE), loaded and
+            # captured by the runner after the target
+            (
+                "vllm/v1/worker/gpu/spec_decode/",
+                r"load_model|load_draft_model|load_eagle_model|_get_model|__init__|\w*capture\w*",
+                "draft_init",
+            ),
             ("vllm/model_executor/model_loader/utils.py", r"process_weights_after_loading", "marlin_repack"),
             (
                 "vllm/model_executor/layers/quantization/",
