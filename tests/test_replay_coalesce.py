@@ -50,6 +50,21 @@ def test_bar_run_keeps_first_completion_and_last() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "glued",
+    [
+        b"[2026-01-01 00:00:00 TP0] Load weight end. elapsed=1.0 s, mem usage=7.5 GB. [ok]",
+        b"Loading safetensors checkpoint shards:  60% Completed | 6/10 [00:01<00:01,  1.0it/s] [rank1]",
+        b"INFO [x.py:1] 60% of [the] shards",
+    ],
+)
+def test_a_line_glued_between_a_bar_s_redraws_is_kept(glued: bytes) -> None:
+    """A record that is not one of the bar's redraws, between two of them, even one that ends like a redraw or
+    holds a '%' and brackets, stops the run from being coalesced: every record is kept."""
+    run = b"\r".join([BAR.replace(b" 50%", b"  0%"), BAR, glued, DONE]) + b"\n"
+    assert glued in list(split_coalesced([run]))
+
+
 def _logs() -> list[Path]:
     out = sorted(SHARED_LOGS.glob("*.log")) + sorted(OWN_LOGS.glob("*.log")) + sorted((OWN_LOGS / "real").glob("*.log"))
     return out + sorted((OWN_LOGS / "public").glob("*.log"))

@@ -95,13 +95,15 @@ def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iter
 
 
 _BAR_CLOCK = re.compile(rb"\d\d:\d\d:\d\d")
+_NOT_BAR_MARKS = bytes(b for b in range(256) if b not in b"%[]\r")
+"""Every byte but those a redraw run is checked by: each redraw holds one '%', then one '[', then one ']'."""
 
 
 def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | None:
     """``piece[lo:hi]`` is consecutive redraws of one tqdm bar and nothing else (every CR-separated
     segment one update ending in its rate, '... 12/64 [00:03<00:09, 4.1it/s]', the same description
-    first and last, nothing glued in, one '[' each so no timestamp of its own; ``i``/``j`` are its first and last CR):
-    the bar's key (its description), else None."""
+    first and last, nothing glued in: one '%', '[' and ']' each, so no timestamp of its own; ``i``/``j``
+    are its first and last CR): the bar's key (its description), else None."""
     if not (piece.endswith((b"it/s]", b"s/it]"), lo, i) and piece.endswith((b"it/s]", b"s/it]"), j + 1, hi)):
         return None
     a, b = piece.find(b"%", lo, i), piece.find(b"%", j + 1, hi)
@@ -110,8 +112,9 @@ def _plain_bar_run(piece: bytes, lo: int, hi: int, i: int, j: int) -> bytes | No
     key = piece[lo : a - 3].split(b" (", 1)[0]
     if key != piece[j + 1 : b - 3].split(b" (", 1)[0]:
         return None
-    cr = piece.count(b"\r", lo, hi)
-    if piece.count(b"%", lo, hi) != cr + 1 or piece.count(b"[", lo, hi) != cr + 1 or piece.count(b"]\r", lo, hi) != cr:
+    marks = piece[lo:hi].translate(None, _NOT_BAR_MARKS)  # one pass: the '%', '[', ']' and CRs, in order
+    cr = marks.count(b"\r")
+    if marks != b"%[]\r" * cr + b"%[]" or piece.count(b"]\r", lo, hi) != cr:
         return None
     if _BAR_CLOCK.search(piece, lo, a) is not None:
         return None
