@@ -906,3 +906,13 @@ def test_blind45_and_blind46_s_shapes() -> None:
     mtp += f.format("model_runner.py", "load_model") + f.format("spec_decode/eagle/utils.py", "load_eagle_model")
     mtp += "(EngineCore pid=1) ERROR 04-01 10:00:00 [core.py:1] ValueError: no draft\n"
     assert verdict(mtp)[1] == "draft_init"
+
+
+def test_a_log_cut_inside_a_record_s_header_is_an_excerpt() -> None:
+    """A consequence alone in a whole log is a process that died without a word (killed); when the log's last
+    line stops inside a record's header ('... ERROR 09-17 06:49:42 [core.py', blind44 e003) the excerpt was cut
+    there, and the cause is unknown (other)."""
+    p = "(EngineCore_DP0 pid=3649085) ERROR 09-17 06:49:42 [core.py:718] "
+    whole = "Loading drafter model...\n" + p + "EngineCore failed to start.\n"
+    assert verdict(whole) == ("failed", "draft_init", "killed")
+    assert verdict(whole + "(EngineCore_DP0 pid=3649085) ERROR 09-17 06:49:42 [core.py\n") == ("failed", "draft_init", "other")

@@ -121,9 +121,9 @@ FLOORS = {
     # a fifteenth, vLLM only, scored at the same code: outcome 91.7, last phase 88.3, kind 76.0 (oom/nccl 4/4); then
     # torch's CUDA error line on its own, tokens generated or drafts accepted in vLLM's stats, access lines
     # pasted without their prefix, collective_rpc("load_model"), inductor's ptxas report, Gaudi's warm-up
-    # buckets: 98.3, 96.7, 84.0 (4/4). Left: e022 (a worker's ERROR line cut at its tag), e003 (a consequence
-    # alone: killed here, other by its label), e031/e033 (label questions), e032 (nccl by the ask)
-    "blind44": (98.0, 96.5, 84.0),
+    # buckets, a log cut inside a record's header read as an excerpt: 98.3, 96.7, 88.0 (4/4). Left: e022 (a
+    # worker's ERROR line cut at its tag), e031/e033 (label questions), e032 (nccl by the ask)
+    "blind44": (98.0, 96.5, 88.0),
     # a sixteenth, SGLang only, scored after blind43's and blind44's changes and before study: outcome 92.6, last
     # phase 96.3, kind 85.7 (oom/nccl 1/2); then a TVM-FFI kernel's CUDA driver error and UCX's caught signal
     # end a start: 100, 96.3, 92.9 (1/2). Left: s024 (NCCL functions named only in the author's backtrace

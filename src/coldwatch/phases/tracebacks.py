@@ -25,6 +25,9 @@ _RPC = re.compile(r"""\b(?:collective_rpc|_run_workers|run_workers|_run_workers_
 """An executor asking its workers to run one of their methods by name ('self.collective_rpc("load_model")'):
 the call it makes is that method's."""
 _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
+_CUT_HEAD = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: [\d:. -]*)?(?:\[[\w./:-]*)?$")
+"""A log's last line that stops inside a record's header ('(EngineCore_DP0 pid=1) ERROR 09-17 06:49:42 [core.py'):
+the excerpt was cut there, its message not in the text."""
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _UNRAISABLE = "Exception ignored in"
@@ -198,6 +201,8 @@ class TracebackReader:
         last = st.last_line.strip()
         if len(last) >= 3 and TB_HEAD.startswith(last):
             st.cut = True  # the log's last line is the start of a traceback's header ('Trac'): cut mid-word
+        elif len(last) < 120 and _CUT_HEAD.search(last):
+            st.cut = True  # it stops inside a record's header: cut mid-line
         if st.in_traceback and (f is None or f.root is None):
             st.cut = True
             cut_call = _CUT_SELF_CALL.search(st.last_line)
