@@ -88,19 +88,7 @@ class TracebackReader:
             self._detail(text)
         i = text.find(TB_HEAD) if "Traceback" in text else -1
         if i >= 0 or text.startswith(("Current thread 0x", "Thread 0x", "Stack (most recent call first)")):
-            f = st.failure
-            if st.chain_next and i >= 0 and st.frames:
-                # the outer traceback of a chain: its frames go before the inner one's (outermost first)
-                st.chain_at = 0
-            elif f is not None and f.definitive and st.frames:
-                st.frames_done = True  # e.g. a faulthandler dump, then the parent's traceback about it
-            elif f is None or f.root is None:
-                st.frames.clear()
-            if not st.chain_next:
-                st.chain_at = -1
-            st.chain_next = False
-            st.in_traceback = True
-            st.tb_prefix = text[:i] if i > 0 else ""
+            self._header(text, i)
             return
         if text.startswith(_CHAIN):
             if not st.chain_text and (st.failure is None or st.failure.root is None):
@@ -127,6 +115,23 @@ class TracebackReader:
             f.root = text
             self._causes.refine(f)
             self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
+
+    def _header(self, text: str, i: int) -> None:
+        """A traceback's header at ``i`` of the line (-1: a faulthandler's or a stack dump's first line)."""
+        st = self.state
+        f = st.failure
+        if st.chain_next and i >= 0 and st.frames:
+            # the outer traceback of a chain: its frames go before the inner one's (outermost first)
+            st.chain_at = 0
+        elif f is not None and f.definitive and st.frames:
+            st.frames_done = True  # e.g. a faulthandler dump, then the parent's traceback about it
+        elif f is None or f.root is None:
+            st.frames.clear()
+        if not st.chain_next:
+            st.chain_at = -1
+        st.chain_next = False
+        st.in_traceback = True
+        st.tb_prefix = text[:i] if i > 0 else ""
 
     def _frame(self, m: re.Match[str]) -> None:
         st = self.state
