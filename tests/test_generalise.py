@@ -916,3 +916,20 @@ def test_a_log_cut_inside_a_record_s_header_is_an_excerpt() -> None:
     whole = "Loading drafter model...\n" + p + "EngineCore failed to start.\n"
     assert verdict(whole) == ("failed", "draft_init", "killed")
     assert verdict(whole + "(EngineCore_DP0 pid=3649085) ERROR 09-17 06:49:42 [core.py\n") == ("failed", "draft_init", "other")
+
+
+def test_a_serverless_worker_s_newest_first_export_and_its_uncaught_exception() -> None:
+    """RunPod's console lists a worker's lines newest first behind its id and level ('j6zswihe185nfq[info]'),
+    the worker's own logger with the file first ('engine.py :116  2025-03-24 18:13:28,839 ...') beside vLLM's
+    stamps (public x010): read each style against itself, the export is turned round, and the handler's
+    'Uncaught exception | <class 'ValueError'>; ...' is the failure, in the load it ended."""
+    w = "j6zswihe185nfq"
+    log = f"{w}[info]worker exited with exit code 1\n"
+    log += f"{w}[info]engine.py           :116  2025-03-24 18:13:28,839 Error initializing vLLM engine: no vLLM implementation\n"
+    log += f"{w}[error]Uncaught exception | <class 'ValueError'>; Qwen2_5_VLModel has no vLLM implementation; <traceback object at 0x7f>\n"
+    log += f"{w}[info]INFO 03-24 18:13:28 model_runner.py:1110] Starting to load model m...\n"
+    log += f"{w}[info]INFO 03-24 18:13:28 cuda.py:229] Using Flash Attention backend.\n"
+    log += f"{w}[info]INFO 03-24 18:13:27 config.py:549] This model supports multiple tasks.\n"
+    log += f"{w}[info]engine.py           :27   2025-03-24 18:13:18,801 Engine args: AsyncEngineArgs(model='m')\n"
+    log += f"{w}[info]INFO 03-24 18:13:17 __init__.py:207] Automatically detected platform cuda.\n"
+    assert verdict(log) == ("failed", "weight_load", "exception")

@@ -207,6 +207,10 @@ _JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+
 _JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 """journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '."""
 _CSV = re.compile(r"^\d{10,13},")
+_RUNPOD = re.compile(r"^[a-z0-9]{8,24}\[(?:info|warning|error|debug|critical)\]")
+"""A serverless console's worker id and level before each line ('j6zswihe185nfq[info]...', RunPod)."""
+_FILE_FIRST = re.compile(r"^[\w.-]+\.py +:\d+ +(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[.,]\d{3} ")
+"""A worker's own logger with the file first ('engine.py           :116  2025-03-24 18:13:28,839 ...')."""
 _CLOUD = re.compile(r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
 """Google Cloud Logging's export: severity and an RFC 3339 time before each line ('ERROR 2025-04-05T00:01:19.2Z ')."""
 """CloudWatch Logs exported as CSV (SageMaker): '<epoch ms>,<message>', quoted when the message holds a comma."""
@@ -307,6 +311,11 @@ def _collector(text: str) -> tuple[str, _Stamp | None]:
             text = text[m.end() :]
             if len(text) > 1 and text[0] == '"' and text[-1] == '"':
                 text = text[1:-1].replace('""', '"')
+    if "[" in text[8:25] and (m := _RUNPOD.match(text)) is not None:
+        text = text[m.end() :]
+        if ".py " in text[:40] and (m := _FILE_FIRST.match(text)) is not None:
+            d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
+            return text[m.end() :], _Stamp("pylog", d, s)
     return text, None
 
 

@@ -62,23 +62,20 @@ def text_chunks(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
 
 
 def newest_first(records: list[bytes]) -> bool:
-    """The records' timestamps run backwards: newest line first, as cloud log viewers list them."""
-    last: float | None = None
-    style = ""
+    """The records' timestamps run backwards: newest line first, as cloud log viewers list them (each
+    style of stamp against the last of its own style: a worker's logger and the engine's tell the same)."""
+    last: dict[str, float] = {}
     down = up = 0
     for rec in records:
         _, _, stamp, _ = unwrap(rec.decode("utf-8", "replace"))
         if stamp is None:
             continue
-        if not style:
-            style = stamp.style
-        if stamp.style != style:
-            continue
         now = (stamp.day or 0) * 86400.0 + stamp.sod
-        if last is not None:
-            down += now < last
-            up += now > last
-        last = now
+        before = last.get(stamp.style)
+        if before is not None:
+            down += now < before
+            up += now > before
+        last[stamp.style] = now
     return down >= 3 and down >= 4 * up
 
 
