@@ -47,6 +47,7 @@ CORPORA = {
     "blind44": LOGS / "blind44",
     "blind45": LOGS / "blind45",
     "blind46": LOGS / "blind46",
+    "blind48": LOGS / "blind48",
 }
 
 
