@@ -48,6 +48,7 @@ CORPORA = {
     "blind45": LOGS / "blind45",
     "blind46": LOGS / "blind46",
     "blind47": LOGS / "blind47",
+    "blind48": LOGS / "blind48",
 }
 
 
