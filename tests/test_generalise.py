@@ -933,3 +933,31 @@ def test_a_serverless_worker_s_newest_first_export_and_its_uncaught_exception() 
     log += f"{w}[info]engine.py           :27   2025-03-24 18:13:18,801 Engine args: AsyncEngineArgs(model='m')\n"
     log += f"{w}[info]INFO 03-24 18:13:17 __init__.py:207] Automatically detected platform cuda.\n"
     assert verdict(log) == ("failed", "weight_load", "exception")
+
+
+def test_blind47_and_blind48_s_shapes() -> None:
+    """SGLang-JAX's precompile (blind47 u015), uvicorn's line without its 'INFO:' (u022) and NVSHMEM's failed
+    set-up (u025); LMCache registering the KV caches (blind48 g010), an access line trimmed to 'INFO:   POST
+    /v1/... 200' (g024), frames whose path a terminal wrapped with no traceback header (g029), CANN's HCCL
+    error codes (g034) and the API server's timeout waiting for its engines, a consequence and not an
+    exception of its own (g037)."""
+    jax = "[2025-09-03 04:38:57] [EXTEND] begin to precompile\n[2025-09-03 04:38:57] [EXTEND] precompile (bs=128, num_tokens=128)\n"
+    assert verdict(jax)[1] == "jit_compile"
+    uv = "[2026-05-01 10:00:00] KV Cache is allocated. #tokens: 1000\nUvicorn running on http://127.0.0.1:30000\n"
+    assert verdict(uv)[1] == "warmup"
+    nvshmem = "/sgl-workspace/nvshmem/src/host/init/init.cu:1007: non-zero status: 7 nvshmem setup connections failed\n"
+    assert verdict(nvshmem)[:2] == ("failed", "starting")
+    lmc = "(Worker pid=1) [2026-02-10 10:49:08,038] LMCache INFO: Registering KV caches (cache_engine.py:120)\n"
+    assert verdict(lmc)[1] == "kv_alloc"
+    trimmed = '[kv_cache_utils.py:1] GPU KV cache size: 100 tokens\nINFO:                POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    assert verdict(trimmed)[0] == "ready"
+    p = "(Worker_TP2_EP2 pid=405) ERROR 11-25 08:05:06 [multiproc_executor.py:815] "
+    wrapped = (
+        f'{p}  File "/usr/local/lib/python3.12/dist-packages/vllm/model_exe\ncutor/warmup/deep_gemm_warmup.py", line 262, in _warmup\n'
+    )
+    wrapped += f"{p}    out = torch.empty((MAX_M, n), device=device, dtype=torch.b\nfloat16)\n{p}          ^^^^^^^^^^^^^^^^^^^^\n"
+    assert verdict(wrapped) == ("failed", "jit_compile", "other")
+    hccl = "[PID: 749] 2025-12-29-03:16:15.787.356 Get_Socket_Timeout(EI0006): Getting socket times out. Reason: 1. The remote does not initiate a connect request.\n"
+    assert verdict(hccl) == ("failed", "dist_init", "nccl")
+    timeout = "(APIServer pid=1) ERROR 11-01 10:00:00 [core_client.py:1] TimeoutError: Timed out waiting for engines to sendinitial message on input socket.\n"
+    assert verdict(timeout)[2] == "killed"  # a consequence, never the cause: alone in a whole log, a silent death

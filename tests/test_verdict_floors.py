@@ -134,6 +134,17 @@ FLOORS = {
     # profile as the KV budget, a cut dist-init line, tpu-inference's precompile, the V2 runner's speculators in
     # the structure map: 100, 89.1, 86.7 (3/3). Left: f004, f014, f018, f024, f027, f030, f037 (label questions)
     "blind46": (100.0, 89.0, 86.5),
+    # an eighteenth, SGLang only, scored after blind45's and blind46's changes and before study: outcome 93.1, last
+    # phase 86.2, kind 81.2 (oom/nccl 3/3); then SGLang-JAX's precompile, uvicorn's line without its 'INFO:',
+    # NVSHMEM's failed set-up: 96.6, 93.1, 87.5 (3/3). Left: u028 (a log that is one exception line: an exception
+    # line alone decides nothing, test_structure), u009 (an OCR'd 'most recent cal1 last'), u024 and u029
+    # (label questions)
+    "blind47": (96.5, 93.0, 87.5),
+    # a nineteenth, vLLM only, scored at the same code: outcome 92.3, last phase 89.7, kind 70.0 (oom/nccl 2/3); then
+    # LMCache registering the KV caches, an access line trimmed to 'INFO:   POST /v1/...', frames whose path a
+    # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
+    # its engines as a consequence: 100, 100, 100 (3/3)
+    "blind48": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -155,6 +166,8 @@ HARD_FLOORS = {
     "blind44": 100.0,
     "blind45": 50.0,  # s024: see FLOORS
     "blind46": 100.0,
+    "blind47": 100.0,
+    "blind48": 100.0,
 }
 
 

@@ -77,9 +77,11 @@ class TracebackReader:
                     break
         if 'File "' in text or text.startswith("File "):
             m = _FRAME.search(text) or _IPY_FRAME.search(text)
-            if m is None and st.in_traceback and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
-                st.frame_part = text[text.find("File") :]
-                return
+            if m is None and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
+                k = text.find('File "') + 6
+                if st.in_traceback or '"' not in text[k:]:  # (outside a traceback: a path its wrap cut short)
+                    st.frame_part = text[text.find("File") :]
+                    return
             if m:
                 self._frame(m)
                 return
