@@ -99,12 +99,12 @@ class State:
     """A chained-exception marker ('During handling of the above exception ...') was read: the next
     traceback is the outer one, whose frames show where the engine was when the first one was raised."""
     chain_at: int = -1
+    """Inside that outer traceback: where its next frame goes (before the inner one's, outermost first)."""
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=6))
     """The last lines read (a chain marker's lines before it are the first exception's message)."""
     chain_text: str = ""
     """The lines before a chain marker when the first exception's own line is not in the text (an excerpt
     that starts inside its message): its words can still say where it happened."""
-    """Inside that outer traceback: where its next frame goes (before the inner one's, outermost first)."""
     last_error: bool = False
     """The previous line was torch's 'Last error:' (ProcessGroupNCCL's getNcclErrorDetailStr): the next
     line is the collective library's own last error, the innermost one."""
