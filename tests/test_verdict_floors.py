@@ -145,6 +145,9 @@ FLOORS = {
     # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
     # its engines as a consequence: 100, 100, 100 (3/3)
     "blind48": (100.0, 100.0, 100.0),
+    # a twenty-first, vLLM only, scored after blind47's and blind48's changes and before study: 100, 100, 100
+    # (oom/nccl 4/4), no miss to study (many of its families the rules were tuned on: a weaker estimate)
+    "blind50": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -168,6 +171,7 @@ HARD_FLOORS = {
     "blind46": 100.0,
     "blind47": 100.0,
     "blind48": 100.0,
+    "blind50": 100.0,
 }
 
 
