@@ -49,6 +49,7 @@ CORPORA = {
     "blind46": LOGS / "blind46",
     "blind47": LOGS / "blind47",
     "blind48": LOGS / "blind48",
+    "blind49": LOGS / "blind49",
     "blind50": LOGS / "blind50",
 }
 
