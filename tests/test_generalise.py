@@ -961,3 +961,18 @@ def test_blind47_and_blind48_s_shapes() -> None:
     assert verdict(hccl) == ("failed", "dist_init", "nccl")
     timeout = "(APIServer pid=1) ERROR 11-01 10:00:00 [core_client.py:1] TimeoutError: Timed out waiting for engines to sendinitial message on input socket.\n"
     assert verdict(timeout)[2] == "killed"  # a consequence, never the cause: alone in a whole log, a silent death
+
+
+def test_a_harness_s_exit_line_takes_the_exception_printed_before_it_as_its_cause() -> None:
+    """SGLang's test harness on a server process that exited ('Exception: Server process exited with code -9.
+    Check server logs for errors.', blind49 v017) is a consequence; the exception line printed before it with
+    no traceback ('ValueError: ... not divisible by weight quantization block_n = 128.') is its cause."""
+    log = "[2026-04-01 10:00:00 TP0] Init torch distributed ends. mem usage=0.00 GB\n"
+    log += "ValueError: Weight output_partition_size = 8 is not divisible by weight quantization block_n = 128.\n"
+    log += "ERROR: setUpClass (__main__.TestFlashinferTrtllmGenMoeBackendFP8)\n"
+    log += "Exception: Server process exited with code -9. Check server logs for errors.\n"
+    _, v = replay([log.encode()])
+    assert (v.outcome, v.failure_kind) == ("failed", "exception")
+    assert "block_n = 128" in v.reason
+    alone = log.replace("ValueError: Weight output_partition_size = 8 is not divisible by weight quantization block_n = 128.\n", "")
+    assert verdict(alone)[2] == "killed"

@@ -145,6 +145,11 @@ FLOORS = {
     # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
     # its engines as a consequence: 100, 100, 100 (3/3)
     "blind48": (100.0, 100.0, 100.0),
+    # a twentieth, SGLang only, scored after blind47's and blind48's changes and before study: outcome 96.6, last
+    # phase 89.7, kind 94.4 (oom/nccl 5/5); then the test harness's 'Server process exited with code -9' as a
+    # consequence whose cause is the exception line printed before it: 100, 89.7, 100 (5/5). Left: v004, v017
+    # and v030 (label questions: the loader's frames, a code line with no frame, an NCCL error with no marker)
+    "blind49": (100.0, 89.5, 100.0),
     # a twenty-first, vLLM only, scored after blind47's and blind48's changes and before study: 100, 100, 100
     # (oom/nccl 4/4), no miss to study (many of its families the rules were tuned on: a weaker estimate)
     "blind50": (100.0, 100.0, 100.0),
@@ -171,6 +176,7 @@ HARD_FLOORS = {
     "blind46": 100.0,
     "blind47": 100.0,
     "blind48": 100.0,
+    "blind49": 100.0,
     "blind50": 100.0,
 }
 

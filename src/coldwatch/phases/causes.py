@@ -43,7 +43,10 @@ class CauseRanker:
         st = self.state
         f = st.failure
         if f is None:
-            st.failure = Failure(kind, text, rule, t, definitive=(role != "candidate"))
+            # a consequence ('Server process exited with code -9') after an exception line that no traceback
+            # framed ('ValueError: ...' a CI harness printed): that exception is the root error
+            root = st.orphan_exc if role == "consequence" and st.orphan_exc else None
+            st.failure = Failure("exception" if root else kind, text, rule, t, definitive=(role != "candidate"), root=root)
             # a candidate opens a traceback (its frames may follow), except the collective library's own
             # C log lines ('NCCL INFO file.cc:12 -> 1') and a shell's words, which no Python frame follows
             native = _NCCL_LINE.match(text) is not None or rule == "common.command_not_found"
