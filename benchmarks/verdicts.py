@@ -51,6 +51,7 @@ CORPORA = {
     "blind48": LOGS / "blind48",
     "blind49": LOGS / "blind49",
     "blind50": LOGS / "blind50",
+    "blind51": LOGS / "blind51",
     "blind52": LOGS / "blind52",
 }
 
