@@ -976,3 +976,29 @@ def test_a_harness_s_exit_line_takes_the_exception_printed_before_it_as_its_caus
     assert "block_n = 128" in v.reason
     alone = log.replace("ValueError: Weight output_partition_size = 8 is not divisible by weight quantization block_n = 128.\n", "")
     assert verdict(alone)[2] == "killed"
+
+
+def test_blind51_and_blind52_s_shapes() -> None:
+    """A markdown quote's '> ' before each line of a pasted log (blind51 x026); SGLang's diffusion runtime loading
+    its pipeline (x023); vLLM's 'Add 3 padding layers, may waste ...' is the KV budget (blind52 i013); Gloo's
+    'Application timeout caused pair closure' is the collective's (i020); a Marlin model repacks between
+    'Loading weights took' and 'Model loading took' (i017, i015)."""
+    quoted = "> Initialization failed. router_init_state: Traceback (most recent call last):\n"
+    quoted += '>   File "/s/sglang/srt/models/gemma.py", line 327, in load_weights\n'
+    quoted += ">     param = params_dict[name]\n> KeyError: 'lm_head.weight'\n"
+    assert verdict(quoted) == ("failed", "weight_load", "exception")
+    diffusion = "Loading diffusers pipeline with dtype=torch.bfloat16, device_map=cuda\nNotImplementedError: Using `device_map` requires the `accelerate` library.\n"
+    assert verdict(diffusion)[1] == "weight_load"
+    pad = "(Worker_TP1 pid=106) INFO 07-06 10:46:10 [backends.py:1] Dynamo bytecode transform time: 9.1 s\n"
+    pad += "(Worker_TP1 pid=106) WARNING 07-06 10:46:19 [kv_cache_utils.py:1208] Add 3 padding layers, may waste at most 6.25% KV cache memory\n"
+    assert verdict(pad)[1] == "kv_alloc"
+    gloo = 'ERROR 02-27 20:44:06 engine.py:400] Traceback (most recent call last):\nERROR 02-27 20:44:06 engine.py:400]   File "/t/torch/distributed/distributed_c10d.py", line 4164, in barrier\n'
+    gloo += "ERROR 02-27 20:44:06 engine.py:400]     work.wait()\nERROR 02-27 20:44:06 engine.py:400] RuntimeError: Application timeout caused pair closure\n"
+    assert verdict(gloo)[2] == "nccl"
+    p = "(EngineCore_DP0 pid=5253) INFO 09-24 05:01:{} "
+    marlin = p.format(38) + "[compressed_tensors_moe.py:130] Using CompressedTensorsWNA16MarlinMoEMethod\n"
+    marlin += p.format(46) + "[default_loader.py:267] Loading weights took 2.40 seconds\n"
+    assert verdict(marlin)[1] == "marlin_repack"
+    plain = p.format(46) + "[default_loader.py:267] Loading weights took 2.40 seconds\n"
+    assert verdict(plain + p.format(47) + "[int_wna16.py:409] Using MarlinExperts\n")[1] == "marlin_repack"
+    assert verdict(plain)[1] == "weight_load"

@@ -153,6 +153,17 @@ FLOORS = {
     # a twenty-first, vLLM only, scored after blind47's and blind48's changes and before study: 100, 100, 100
     # (oom/nccl 4/4), no miss to study (many of its families the rules were tuned on: a weaker estimate)
     "blind50": (100.0, 100.0, 100.0),
+    # a twenty-second, SGLang only, scored after blind49's and blind50's changes and before study: outcome 100, last
+    # phase 84.6, kind 85.7 (oom/nccl 2/2); then a markdown quote's '> ' before each line, SGLang's diffusion
+    # runtime loading its pipeline: 100, 88.5, 92.9 (2/2). Left: x002 (a DeepGEMM bar inside an open capture:
+    # jit_compile here), x018 (a whole log flattened onto one quoted line), x019 (a label question)
+    "blind51": (100.0, 88.0, 92.5),
+    # a twenty-third, vLLM only, scored at the same code: outcome 96.0, last phase 80.0, kind 63.6 (oom/nccl 3/5);
+    # then vLLM's padding layers as the KV budget, Gloo's pair closure as the collective's, a Marlin model
+    # repacking between 'Loading weights took' and 'Model loading took': 96.0, 96.0, 72.7 (4/5). Left: i019 (a
+    # CI harness's crashed-container line, no vLLM line), i015 (the host's OOM killer: killed by the design,
+    # oom by its label), i021 (nccl by the ask), i018 (an unknown offload wording)
+    "blind52": (96.0, 96.0, 72.5),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -178,6 +189,8 @@ HARD_FLOORS = {
     "blind48": 100.0,
     "blind49": 100.0,
     "blind50": 100.0,
+    "blind51": 100.0,
+    "blind52": 80.0,  # i015: see FLOORS
 }
 
 

@@ -495,6 +495,8 @@ class Normaliser:
         if not raw.isprintable():
             raw = _CTRL.sub("", raw).replace("\t", " ")
         raw = raw.rstrip()
+        if raw[:1] == ">" and raw[1:2] in ("", " "):
+            raw = raw[2:]  # a markdown quote's marker (a log pasted into an issue as a reply): not the log's
         if not raw:
             return []
         pieces = _GLUED.split(raw) if ("it/s][" in raw or "s/it][" in raw or "it/s]2" in raw or "s/it]2" in raw) else [raw]
