@@ -53,6 +53,7 @@ CORPORA = {
     "blind50": LOGS / "blind50",
     "blind51": LOGS / "blind51",
     "blind52": LOGS / "blind52",
+    "blind54": LOGS / "blind54",
 }
 
 
