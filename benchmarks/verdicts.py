@@ -54,6 +54,7 @@ CORPORA = {
     "blind51": LOGS / "blind51",
     "blind52": LOGS / "blind52",
     "blind53": LOGS / "blind53",
+    "blind54": LOGS / "blind54",
 }
 
 
