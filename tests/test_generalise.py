@@ -1002,3 +1002,34 @@ def test_blind51_and_blind52_s_shapes() -> None:
     plain = p.format(46) + "[default_loader.py:267] Loading weights took 2.40 seconds\n"
     assert verdict(plain + p.format(47) + "[int_wna16.py:409] Using MarlinExperts\n")[1] == "marlin_repack"
     assert verdict(plain)[1] == "weight_load"
+
+
+def test_blind53_and_blind54_s_shapes() -> None:
+    """The engine's own words after its scheduler's report place the failure ('Exception: Capture cuda graph
+    failed:', blind53 y016); a header cut at 'Traceback (most recent call' is a cut traceback (y002); vLLM's 2026
+    'Torch profiler disabled for CUDA graph capture' opens the capture (blind54 j004); a consequence followed by
+    the exception line without its traceback takes that line as its cause (j020)."""
+    s = "[01:39:47] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 1131687\n[01:39:49] Scheduler hit an exception ...\n"
+    assert (
+        verdict(s + "Exception: Capture cuda graph failed:\n  ROCm shim: sgl_kernel.rotary_embedding was really called\n")[1]
+        == "graph_capture"
+    )
+    cut = "[2026-06-01 10:00:00] Load weight end. elapsed=1.0 s\n[2026-06-01 10:00:05 TP0] Scheduler hit an exception: Traceback (most recent call\n"
+    assert verdict(cut)[2] == "other"
+    p = "(EngineCore pid=461159) INFO 08-23 08:10:28 "
+    prof = (
+        p
+        + "[kv_cache_utils.py:1] GPU KV cache size: 1000 tokens\n"
+        + p
+        + "[gpu_model_runner.py:6867] Rank 0: Torch profiler disabled for CUDA graph capture\n"
+    )
+    assert verdict(prof)[1] == "graph_capture"
+    e = "(EngineCore_0 pid=72) ERROR 08-25 09:42:24 [core.py:700] "
+    nvml = (
+        e
+        + "EngineCore failed to start.\n"
+        + e
+        + 'RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":1016\n'
+    )
+    assert verdict(nvml)[2] == "exception"
+    assert verdict(e + "EngineCore failed to start.\n")[2] == "killed"

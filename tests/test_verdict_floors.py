@@ -139,7 +139,7 @@ FLOORS = {
     # NVSHMEM's failed set-up: 96.6, 93.1, 87.5 (3/3). Left: u028 (a log that is one exception line: an exception
     # line alone decides nothing, test_structure), u009 (an OCR'd 'most recent cal1 last'), u024 and u029
     # (label questions)
-    "blind47": (96.5, 93.0, 87.5),
+    "blind47": (96.5, 93.0, 93.5),
     # a nineteenth, vLLM only, scored at the same code: outcome 92.3, last phase 89.7, kind 70.0 (oom/nccl 2/3); then
     # LMCache registering the KV caches, an access line trimmed to 'INFO:   POST /v1/...', frames whose path a
     # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
@@ -164,6 +164,17 @@ FLOORS = {
     # CI harness's crashed-container line, no vLLM line), i015 (the host's OOM killer: killed by the design,
     # oom by its label), i021 (nccl by the issue's ask), i018 (an unknown offload wording)
     "blind52": (96.0, 96.0, 72.5),
+    # a twenty-fourth, SGLang only, scored after blind51's and blind52's changes and before study: outcome 100, last
+    # phase 81.5, kind 80.0 (oom/nccl 1/1); then the engine's own words after its scheduler's report place the
+    # failure, a header cut at 'Traceback (most recent call' is a cut traceback: 100, 85.2, 86.7 (1/1). Left:
+    # y005/y006 (an EAGLE draft's capture: draft_init by the design), y011 (a tabbed console stamp behind a
+    # quote), y014 (a lone sigquit: killed by the design), y026 (Triton-Ascend's compiler report)
+    "blind53": (100.0, 85.0, 86.5),
+    # a twenty-fifth, vLLM only, scored at the same code: outcome 100, last phase 76.0, kind 92.9 (oom/nccl 5/5); then
+    # vLLM's 'Torch profiler disabled for CUDA graph capture', a consequence's exception line after it: 100, 80.0,
+    # 100 (5/5). Left: j010 (_dummy_sampler_run, profile run or warm-up), j013 (init_device), j020's phase,
+    # j021/j023 (label questions)
+    "blind54": (100.0, 80.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -191,6 +202,8 @@ HARD_FLOORS = {
     "blind50": 100.0,
     "blind51": 100.0,
     "blind52": 80.0,  # i015: see FLOORS
+    "blind53": 100.0,
+    "blind54": 100.0,
 }
 
 

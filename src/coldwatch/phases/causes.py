@@ -58,6 +58,8 @@ class CauseRanker:
             return
         if role == "fatal" and not f.later and text != f.trigger:
             f.later = text
+            if f.definitive and f.root is None:
+                self.refine(f)  # its words may place it ('Capture cuda graph failed: ...' after the scheduler's report)
         if role == "fatal" and f.root is None and f.rule.endswith(("traceback", "exception_line", "sigquit")):
             f.trigger, f.rule, f.kind, f.rule_kind = text, rule, kind, kind
         elif role == "fatal" and f.root is not None and _BARE_EXC.match(f.root):
@@ -86,12 +88,12 @@ class CauseRanker:
         elif (
             f.root is None
             and self.state.cut
-            and (f.rule in _TB_HEADS or TB_HEAD in f.trigger or (f.rule in _WRAPPERS and self.state.frames))
+            and (f.rule in _TB_HEADS or "Traceback (most" in f.trigger or (f.rule in _WRAPPERS and self.state.frames))
         ):
             f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
         elif f.root is None and f.rule == "vllm.error_site" and _EXC_NAME.search(f.trigger) is None:
             f.kind = "other"  # a fatal site's message that names no exception, and no exception line after it
-        elif self._consequence_only(f):
+        elif self.consequence_only(f):
             # a consequence ("See root cause above") with no cause in the text: when the text is a
             # cut excerpt the cause is unknown; when it is whole, the process died without a word
             f.kind = "other" if self.state.cut else "killed"
@@ -111,9 +113,9 @@ class CauseRanker:
             kind = self._frame_kind() or self._crash_site() or kind
         if kind is not None:
             return kind
-        if self.state.cause is not None and (f.root is None or self._consequence_only(f)):
+        if self.state.cause is not None and (f.root is None or self.consequence_only(f)):
             return self.state.cause[0]
-        if f.rule_kind == "exited" and f.root is not None and not self._consequence_only(f):
+        if f.rule_kind == "exited" and f.root is not None and not self.consequence_only(f):
             return "exception"  # a process that exited says less than the exception it logged first
         return None
 
@@ -123,7 +125,7 @@ class CauseRanker:
         c = self.state.cause
         return c[0] if c is not None and c[1].startswith("PC: @") else None
 
-    def _consequence_only(self, f: Failure) -> bool:
+    def consequence_only(self, f: Failure) -> bool:
         """The failure's only text is a consequence of something not logged (or not in the excerpt)."""
         consequences = [r for r in self.rules.failure if r.role == "consequence" and self.state.applies(r.engine)]
         if f.root:

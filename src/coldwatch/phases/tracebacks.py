@@ -111,9 +111,16 @@ class TracebackReader:
             self._body(text, t)
         elif not st.orphan_exc and st.failure is None and ": " in text and _EXC.match(text):
             st.orphan_exc = text
-        elif (f := st.failure) is not None and f.root is None and f.rule == "vllm.error_site" and _EXC.match(text):
+        elif (
+            (f := st.failure) is not None
+            and f.root is None
+            and (f.rule == "vllm.error_site" or (self._causes.consequence_only(f) and not f.trigger.startswith("raise ")))
+            and _EXC.match(text)
+        ):
             # vLLM's fatal site logged the traceback's lines one ERROR record each, their indentation lost
-            # (a log viewer's export): the exception line among them is the failure's root
+            # (a log viewer's export), or a consequence ('EngineCore failed to start.') is followed by the
+            # exception line without its traceback (not the consequence's own, raised on the line before):
+            # that exception line is the failure's root
             f.root = text
             self._causes.refine(f)
             self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
@@ -206,8 +213,9 @@ class TracebackReader:
         if st.unraisable and st.unraisable_tb:
             st.cut = True  # the log ends inside an unraisable-exception report: the excerpt is cut
         last = st.last_line.strip()
-        if len(last) >= 3 and TB_HEAD.startswith(last):
-            st.cut = True  # the log's last line is the start of a traceback's header ('Trac'): cut mid-word
+        k = last.rfind("Trac")
+        if k >= 0 and len(last) - k >= 4 and TB_HEAD.startswith(last[k:]) and last[k:] != TB_HEAD:
+            st.cut = True  # the log's last line ends inside a traceback's header ('... exception: Traceback (most recent call')
         elif len(last) < 120 and _CUT_HEAD.search(last):
             st.cut = True  # it stops inside a record's header: cut mid-line
         if st.in_traceback and (f is None or f.root is None):
