@@ -422,6 +422,7 @@ def test_a_log_cut_in_a_traceback_s_first_word_is_a_cut_excerpt() -> None:
     death without a word."""
     tag = "(EngineCore pid=1) ERROR 06-16 20:55:14 [core.py:1224] "
     assert verdict(f"{tag}EngineCore failed to start.\n{tag}Trac\n")[2] == "other"
+    assert verdict(f"{tag}EngineCore failed to start.\n{tag}Tra\n")[2] == "other"
     assert verdict(f"{tag}EngineCore failed to start.\n")[2] == "killed"
 
 

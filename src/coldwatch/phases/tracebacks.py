@@ -114,8 +114,8 @@ class TracebackReader:
         elif (
             (f := st.failure) is not None
             and f.root is None
-            and (f.rule == "vllm.error_site" or (self._causes.consequence_only(f) and not f.trigger.startswith("raise ")))
             and _EXC.match(text)
+            and (f.rule == "vllm.error_site" or (not f.trigger.startswith("raise ") and self._causes.consequence_only(f)))
         ):
             # vLLM's fatal site logged the traceback's lines one ERROR record each, their indentation lost
             # (a log viewer's export), or a consequence ('EngineCore failed to start.') is followed by the
@@ -214,8 +214,8 @@ class TracebackReader:
             st.cut = True  # the log ends inside an unraisable-exception report: the excerpt is cut
         last = st.last_line.strip()
         k = last.rfind("Trac")
-        if k >= 0 and len(last) - k >= 4 and TB_HEAD.startswith(last[k:]) and last[k:] != TB_HEAD:
-            st.cut = True  # the log's last line ends inside a traceback's header ('... exception: Traceback (most recent call')
+        if (len(last) >= 3 and TB_HEAD.startswith(last)) or (k >= 0 and TB_HEAD.startswith(last[k:]) and last[k:] != TB_HEAD):
+            st.cut = True  # the log's last line ends inside a traceback's header ('Tra', '... exception: Traceback (most recent call')
         elif len(last) < 120 and _CUT_HEAD.search(last):
             st.cut = True  # it stops inside a record's header: cut mid-line
         if st.in_traceback and (f is None or f.root is None):
