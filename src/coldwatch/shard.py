@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -115,11 +116,16 @@ class Shard:
         return self.thread.is_alive()
 
     def end(self, grace: float) -> None:
-        """Wait up to ``grace`` s for the child to finish, then kill it."""
+        """Wait up to ``grace`` s for the child to finish, then kill it and what it started (its own session)
+        and reap it here: a process it started (a local target's log follower) may still hold its stdout
+        open, so the reader's end-of-file, and the reader's wait, need not come."""
         self.thread.join(grace)
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.thread.join(2.0)
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(2.0)
+            self.thread.join(0.5)
 
 
 class _Out:
