@@ -3,10 +3,13 @@ command that prints the current start's log (the unit's journal, a container's `
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coldwatch.errors import ConfigError
 from coldwatch.evidence import SupervisorState
+from coldwatch.normalise import split_records
 from coldwatch.probes.log import LogSource
 from coldwatch.supervisors import Container, NoSupervisor, Systemd, kinds, server_url, supervisor_for
 from coldwatch.supervisors.systemd import journal_follow, since_arg, unit_matches
@@ -94,3 +97,25 @@ def test_the_url_is_the_supervisors_when_no_url_names_it() -> None:
     assert server_url(default, False, c, None, "vllm") == ("http://127.0.0.1:18000", False)
     with pytest.raises(ConfigError, match="port 30000 is not published"):
         server_url(default, False, c, None, "sglang")
+
+
+def test_a_plain_log_cut_anywhere_by_a_drop_resumes_with_every_record_once() -> None:
+    """A `tail -n +1 -F` follower cut at any byte of a real log with tqdm redraws, then re-run from the
+    start: the records handed on are the log's own, each once, none cut short (the CI failure: a
+    follower cut inside a bar redraw had handed on half the redraw as a record of its own)."""
+    data = (Path(__file__).parent / "fixtures/logs/shared/010-sglang-qwen3-14b-tp2-graph-capture-in-progress.log").read_bytes()
+    want = list(split_records([data]))
+    assert b"\r" in data and len(want) > 50
+    for cut in range(1, len(data), 13):
+        source = LogSource("tail -n +1 -F /v.log", "sglang.service", None)
+        first = list(source.records([data[:cut]], hold_tail=True))
+        source.resume()
+        again = list(source.records([data], hold_tail=True))
+        rest = source.rest()
+        assert first + again + ([rest] if rest else []) == want, cut
+
+
+def test_a_plain_log_that_ends_by_itself_keeps_its_unterminated_last_line() -> None:
+    source = LogSource("cat /v.log", "sglang.service", None)
+    assert list(source.records([b"a\nRuntimeError: CUDA out of memory"], hold_tail=True)) == [b"a"]
+    assert source.rest() == b"RuntimeError: CUDA out of memory" and source.rest() is None and source.seen == 2

@@ -58,11 +58,13 @@ class LogLine:
 # --- splitting -------------------------------------------------------------------------------
 
 
-def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iterator[bytes]:
+def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD, tail: list[bytes] | None = None) -> Iterator[bytes]:
     """Split a byte stream into records on ``\\n`` and ``\\r``, in bounded memory.
 
     Empty records are dropped. A record longer than ``max_record`` is cut to its first
-    ``max_record`` bytes; the remainder up to the next separator is skipped.
+    ``max_record`` bytes; the remainder up to the next separator is skipped. The stream's last
+    record, unterminated, is yielded too, or with ``tail`` given appended to it instead (a follower
+    cut by a dropped connection may have stopped inside it).
     """
     carry = b""
     skipping = False
@@ -91,7 +93,10 @@ def split_records(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> Iter
             if part:
                 yield part[:max_record]
     if carry and not skipping:
-        yield carry
+        if tail is None:
+            yield carry
+        else:
+            tail.append(carry)
 
 
 _BAR_CLOCK = re.compile(rb"\d\d:\d\d:\d\d")

@@ -55,6 +55,7 @@ class LogSource:
         self.seen = 0
         self._skip = 0
         self.lumps = Lumps()
+        self._tail: list[bytes] = []
 
     @property
     def journal(self) -> bool:
@@ -74,16 +75,27 @@ class LogSource:
         if not self.journal:
             self.seen = 0
 
+    def rest(self) -> bytes | None:
+        """The held last record of a stream that ended by itself (it was the log's last words)."""
+        if not self._tail:
+            return None
+        self.seen += 1
+        return self._tail.pop()
+
     def rescope(self, svc: SupervisorState) -> None:
         """A new start of the unit: follow its invocation from the beginning."""
         self.svc = svc
         self.cursor = None
         self.seen = self._skip = 0
 
-    def records(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        """Log records (split on LF and CR) from the follower's raw output."""
+    def records(self, chunks: Iterable[bytes], hold_tail: bool = False) -> Iterator[bytes]:
+        """Log records (split on LF and CR) from the follower's raw output. ``hold_tail``: a plain
+        stream's last record, unterminated, is held for ``rest`` (neither yielded nor counted as seen):
+        a follower cut by a dropped connection may have stopped inside it, and the re-run after the
+        reconnect brings it whole."""
         if not self.journal:
-            for rec in split_records(chunks):
+            self._tail.clear()
+            for rec in split_records(chunks, tail=self._tail if hold_tail else None):
                 self.seen += 1
                 if self._skip:
                     self._skip -= 1

@@ -485,18 +485,15 @@ class LogReader:
         self.started = time.monotonic()
         lumpy: str | None = None
         held: list[LogLine] = []  # the earlier run's lines, until this start's first line says they were
-        for rec in p.log.records(self.chunks(follower)):
+        for rec in p.log.records(self.chunks(follower), hold_tail=True):
             if p.stop.is_set():
                 break
-            for line in norm.lines(rec):
-                if self.is_earlier(line):
-                    if len(held) < EARLIER_HOLD:
-                        held.append(line)
-                    continue
-                held.clear()
-                self.out.append(line)
+            self.take(norm, rec, held)
             if lumpy is None and (lumpy := p.log.lumps.warning()) is not None:
                 self.out.append(ProbeWarning("log_lumps", lumpy))
+        ended = not p.stop.is_set() and seq == p.log_seq and p.host.alive()
+        if ended and (rest := p.log.rest()) is not None:
+            self.take(norm, rest, held)  # unterminated, and the stream ended by itself: the log's last words
         self.flush()
         if held and not p.stop.is_set() and seq == p.log_seq:
             # the stream ended on them (a stopped container's `docker logs -f`): they were this start's last words
@@ -507,6 +504,16 @@ class LogReader:
             p.lost("SSH connection lost")
             return
         p.emit(LogEnded(follower.exit_status, time.monotonic() - self.started), gen)
+
+    def take(self, norm: Normaliser, rec: bytes, held: list[LogLine]) -> None:
+        """One record's lines to the batch, an earlier run's held back."""
+        for line in norm.lines(rec):
+            if self.is_earlier(line):
+                if len(held) < EARLIER_HOLD:
+                    held.append(line)
+                continue
+            held.clear()
+            self.out.append(line)
 
     def is_earlier(self, line: LogLine) -> bool:
         """An earlier run's line (emitted as such): stamped before this start, and already in the log
