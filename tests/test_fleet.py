@@ -25,7 +25,7 @@ def _fleet(gpu_host: GpuHost, tmp_path: Path, mix: list[str]) -> tuple[list[str]
     cfg_ssh = gpu_host.home / ".ssh" / "config"
     text = cfg_ssh.read_text()
     block = text[text.index("Host gpu1") :].split("\nHost ", 1)[0]
-    names, tables, aliases = [], ["interval = 0.5", 'stall_after = "6s"', 'timeout = "90s"'], []
+    names, tables, aliases = [], ["interval = 0.5", 'stall_after = "8s"', 'timeout = "90s"'], []
     for i, sc in enumerate(mix):
         name = f"f{tmp_path.name[-6:]}-{i:02d}-{sc}"
         alias = block.replace("Host gpu1", f"Host {name}")

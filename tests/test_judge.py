@@ -238,6 +238,18 @@ def test_stall_fires_exactly_at_the_budget_not_one_interval_before() -> None:
     assert v is not None and v.outcome == "stalled" and "weight_load" in v.reason
 
 
+def test_silence_counts_from_the_hosts_first_reading_not_from_the_watchs_start() -> None:
+    """Nothing from the host yet (its SSH exec channels slow under load: the CI failure of a fleet of
+    50, one ready target stalled 'none ever'): no stall, however long; from the first reading, one
+    that shows no life (GPU memory unmoved), the silence is counted and stalls at the budget."""
+    j = judge()
+    assert j.tick(STALL * 3) is None
+    j.observe(ProcReading(42, ProcSample(alive=True)), STALL * 3)
+    assert j.tick(STALL * 4 - 0.1) is None
+    v = j.tick(STALL * 4)
+    assert v is not None and v.outcome == "stalled" and "none ever" in v.reason and "for 60s" in v.reason
+
+
 def test_history_grows_the_stall_budget() -> None:
     """A phase that usually takes 100 s gets a 150 s budget, not the 60 s default."""
     j = judge(baseline={"weight_load": 100.0})

@@ -26,6 +26,7 @@ from coldwatch.evidence import (
     ProcSample,
     ProcUnavailable,
     Reading,
+    ReadingsDropped,
     Rescope,
     ServedAt,
     StackSample,
@@ -131,6 +132,8 @@ class Judge:
 
     def observe(self, r: Reading, t: float) -> list[Action]:
         """One reading at ``t``; what the node's probe should do now (probe, rescope, ...)."""
+        if not isinstance(r, ReadingsDropped):
+            self.live.observed(t)
         if isinstance(r, LogLine):
             self.line(r, t)
         elif isinstance(r, HttpState):

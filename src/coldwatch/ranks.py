@@ -476,13 +476,14 @@ class RankWatch:
         return states, changed
 
     # ---- for the judge ---------------------------------------------------------------------
-    def last_life(self, evidence: dict[str, float]) -> float:
+    def last_life(self, evidence: dict[str, float], origin: float = 0.0) -> float:
         """The last sign of life: progress, and activity (CPU, GPU use) only up to the moment the
-        stacks showed that no rank works (a rank spinning in a collective is not alive)."""
-        last = max(evidence.values(), default=0.0)
+        stacks showed that no rank works (a rank spinning in a collective is not alive); ``origin``
+        when there was none (the first reading of the host)."""
+        last = max(evidence.values(), default=origin)
         if self.quiet_since is None:
             return last
-        progress = max((v for k, v in evidence.items() if k not in ACTIVITY), default=0.0)
+        progress = max((v for k, v in evidence.items() if k not in ACTIVITY), default=origin)
         return max(progress, min(last, self.quiet_since))
 
     def observe(self, sample: StackSample, t: float, root: int | None, evidence: dict[str, float]) -> list[tuple[str, str]]:

@@ -22,9 +22,19 @@ class Liveness:
         """The ranks' stacks: activity stops counting once no rank works."""
         self.evidence: dict[str, float] = {}
         self.slow_warned: set[str] = set()
+        self.origin: float | None = None
+        """When the first reading of the host arrived: the silence is counted from there. Before it
+        coldwatch sees nothing (a slow SSH exec under load, a transport that hangs: the ping and the
+        deadline decide that), and nothing seen is not a server seen stalled."""
+
+    def observed(self, t: float) -> None:
+        if self.origin is None:
+            self.origin = t
 
     def seen(self, kind: str, t: float) -> None:
         self.evidence[kind] = t
+        if self.origin is None:
+            self.origin = t
 
     def gpus(self, old: list[GpuSample], new: list[GpuSample], t: float) -> None:
         """A GPU sample: memory that moved since the last one and any utilisation are alive."""
@@ -73,10 +83,10 @@ class Liveness:
         if pid is not None and ranks.due(t, self.evidence, self.p.stall_after):
             ranks.pending = True  # no progress for a while: where are the ranks?
             self.out.act(SampleStacks("no progress"))
-        if not self.p.stall_after:
+        if not self.p.stall_after or self.origin is None:
             return None
         budget = self.budget(st.phase)
-        last = ranks.last_life(self.evidence)
+        last = ranks.last_life(self.evidence, self.origin)
         if t - last < budget:
             return None
         ages = ", ".join(f"{k} {t - v:.0f}s ago" for k, v in self.newest_first())
