@@ -144,3 +144,24 @@ def test_cr_storms_and_truncated_utf8_never_crash(parts: list[bytes]) -> None:
     """Carriage-return storms, cut stamps and truncated UTF-8 are handled."""
     _, v = replay([b"".join(parts)])
     assert v.outcome in ("ready", "failed", "incomplete")
+
+
+def test_a_consoles_bare_time_before_each_line_is_its_stamp_not_the_lines_text() -> None:
+    """A web console's export, pasted indented into a quote: '2025-03-11 09:50:47.549<TAB>Loading ...'.
+    The bar is the weight load (it read as text that opens with a date, so the start stayed in
+    'starting'); the stamps are the clock; an engine prefix behind the time still names its rank;
+    Python logging's own ' - name - ' columns are not taken for it."""
+    log = b"".join(
+        b">  \t \t2025-03-11 09:51:%02d.%03d\tLoading safetensors checkpoint shards: %d%% Completed | %d/163 [13:%02d<00:37, 5.32s/it]\t \n"
+        % (s, 7 * s, 90 + i, 146 + i, s)
+        for i, s in enumerate((47, 52, 59))
+    )
+    lines = list(normalise([log]))
+    assert [ln.text[:37] for ln in lines] == ["Loading safetensors checkpoint shards"] * 3
+    assert [ln.t for ln in lines] == [0.0, 5.0, 12.0]
+    _, v = replay([log])
+    assert (v.outcome, v.phase) == ("incomplete", "weight_load")
+    (tagged,) = Normaliser().lines(b"2025-03-11 09:50:47.549 [2025-03-11 09:50:47 TP3] Load weight begin. avail mem=3 GB")
+    assert (tagged.text, tagged.rank) == ("Load weight begin. avail mem=3 GB", "TP3")
+    (pylog,) = Normaliser().lines(b"2025-03-11 09:50:47,123 - vllm.engine - INFO - init engine took 3 s")
+    assert pylog.text == "init engine took 3 s"

@@ -235,6 +235,10 @@ _PIPELOG = re.compile(
 )
 """A host program's loguru-style columns ('2025-07-02 16:41:30 | ERROR | stderr | ...', Transformer Lab
 re-logging the server's output): its stamp, then the engine's own line."""
+_BARE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{1,9})?(?:Z| UTC)?[ \t]+(?=[^\s|-])")
+"""A console's or log store's own time alone before each line, the date and time apart ('2025-03-11
+09:50:47.549<TAB>Loading safetensors ...': a web console's export, a log viewer's copy): its stamp,
+then the engine's line (Python logging's ' - name - ' and loguru's ' | ' columns are their own)."""
 _GPU_ID = re.compile(r"^\[gpu_id=(\d+)\] ")
 """SGLang before v0.3: a rank tag and no timestamp ('[gpu_id=0] Load weight end.')."""
 _EMBEDDED = re.compile(
@@ -393,7 +397,11 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
             d, sod = _secs(m.group(1)[:10], m.group(1)[11:19])
             inner, style = _Stamp("pylog", d, sod), "pylog"
             text = text[m.end() :]
-    if depth == 0 and (inner is None or style == "pylog"):
+        elif text[10:11] == " " and (m := _BARE.match(text)) is not None:
+            d, sod = _secs(m.group(1)[:10], m.group(1)[11:19])
+            inner, style = _Stamp("bare", d, sod), "bare"
+            text = text[m.end() :]
+    if depth == 0 and (inner is None or style in ("pylog", "bare")):
         head = text[:_EMBED_SPAN]
         if "pid=" in head or "[20" in head or "[rank" in head or "INFO " in head or "ERROR " in head or "WARNING " in head:
             m = _EMBEDDED.search(head, 0 if inner is not None else 1)
@@ -502,6 +510,10 @@ class Normaliser:
         raw = raw.rstrip()
         if raw[:1] == ">" and raw[1:2] in ("", " "):
             raw = raw[2:]  # a markdown quote's marker (a log pasted into an issue as a reply): not the log's
+        if raw[:1] == " ":
+            lead = raw.lstrip()  # a paste indented in a table or a quote: a dated line's indent is not the log's
+            if (lead[:1].isdigit() and lead[4:5] == "-") or lead[:3] == "[20":
+                raw = lead
         if not raw:
             return []
         pieces = _GLUED.split(raw) if ("it/s][" in raw or "s/it][" in raw or "it/s]2" in raw or "s/it]2" in raw) else [raw]
