@@ -1034,3 +1034,15 @@ def test_blind53_and_blind54_s_shapes() -> None:
     )
     assert verdict(nvml)[2] == "exception"
     assert verdict(e + "EngineCore failed to start.\n")[2] == "killed"
+
+
+def test_the_weight_offloader_and_a_lazy_capture_say_where_the_start_is() -> None:
+    """vLLM's weight offloader speaks while the model is built (an XPU build's 'UVA offloading is not
+    supported ... Falling back to standard CPU offloading', once per parameter: blind52 i018); a lazy
+    capture's 'Graph capturing for N input tokens' is the capture (blind37 k007)."""
+    p = "(EngineCore_DP0 pid=1050618) WARNING 11-19 08:03:29 [_logger.py:68] "
+    uva = p + "UVA offloading is not supported on Intel XPU. Falling back to standard CPU offloading.\n"
+    assert verdict(uva * 3) == ("incomplete", "weight_load", None)
+    q = "(EngineCore_0 pid=309588) INFO 08-19 07:06:37 [gpu_model_runner.py:2721] "
+    lazy = q + "GPU KV cache size: 1000 tokens\n" + q + "Graph capturing for 112 input tokens\n" + q + "   finished in 0.048 secs, took 6.00 MiB\n"
+    assert verdict(lazy)[1] == "graph_capture"
