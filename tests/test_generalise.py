@@ -1044,5 +1044,12 @@ def test_the_weight_offloader_and_a_lazy_capture_say_where_the_start_is() -> Non
     uva = p + "UVA offloading is not supported on Intel XPU. Falling back to standard CPU offloading.\n"
     assert verdict(uva * 3) == ("incomplete", "weight_load", None)
     q = "(EngineCore_0 pid=309588) INFO 08-19 07:06:37 [gpu_model_runner.py:2721] "
-    lazy = q + "GPU KV cache size: 1000 tokens\n" + q + "Graph capturing for 112 input tokens\n" + q + "   finished in 0.048 secs, took 6.00 MiB\n"
+    lazy = (
+        q
+        + "GPU KV cache size: 1000 tokens\n"
+        + q
+        + "Graph capturing for 112 input tokens\n"
+        + q
+        + "   finished in 0.048 secs, took 6.00 MiB\n"
+    )
     assert verdict(lazy)[1] == "graph_capture"
