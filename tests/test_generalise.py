@@ -1053,3 +1053,17 @@ def test_the_weight_offloader_and_a_lazy_capture_say_where_the_start_is() -> Non
         + "   finished in 0.048 secs, took 6.00 MiB\n"
     )
     assert verdict(lazy)[1] == "graph_capture"
+
+
+def test_a_logger_tag_moves_a_placed_start_on_to_a_later_step_never_back() -> None:
+    """After the KV cache's lines, '[kernel_warmup.py:170]' is the autotune even though its own line is
+    cut ('Using Flas', blind35 i019); a tag never moves a start back, nor into a repack (a quantized
+    model's kv_cache.py scales log in its load: blind48 g030)."""
+    p = "(EngineCore pid=1941447) INFO 07-10 18:58:11 "
+    kv = p + "[kv_cache_utils.py:2169] Maximum concurrency for 262,144 tokens per request: 84.88x\n"
+    assert verdict(kv + p + "[kernel_warmup.py:170] Using Flas\n")[1] == "jit_compile"
+    back = kv + p + "[kernel_warmup.py:170] Using Flas\n" + p + "[kv_cache_utils.py:900] block_size 16\n"
+    assert verdict(back)[1] == "jit_compile"
+    load = p + "[default_loader.py:384] Loading weights took 27.32 seconds\n"
+    scale = p + "[kv_cache.py:109] Checkpoint does not provide a q scaling factor. Setting it to k_scale.\n"
+    assert verdict(load + scale)[1] != "marlin_repack"

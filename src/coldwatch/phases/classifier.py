@@ -157,10 +157,11 @@ class Classifier:
             if bar is not None:
                 self._tracker.bar(line, *bar, t)
                 return out
-        if st.phase == "starting" and st.failure is None and ".py:" in line.raw:
-            # before any marker a rule knows: the module a vLLM line was logged from names its phase
+        if st.failure is None and ".py:" in line.raw:
+            # the module a vLLM line was logged from names its phase: before any marker a rule knows, and
+            # later where it names a phase further on (see _tag_moves_on)
             tagged = self._structure.tag_phase(line.raw)
-            if tagged is not None:
+            if tagged is not None and (st.phase == "starting" or _tag_moves_on(st.phase, tagged)):
                 self._tracker.enter(self._tracker.rank(line), tagged, t, text)
         hits = self._hits(text)
         if hits is None:
@@ -332,3 +333,17 @@ def step(state: State, line: LogLine, rules: RuleSet | None = None) -> State:
     c.state = state
     c.feed(line)
     return c.state
+
+
+_TAG_LATER = ("kv_alloc", "jit_compile", "graph_capture", "warmup")
+"""The phases a logger tag moves a start on to once a marker has placed it: the steps after the load,
+in the engine's order. A repack or a draft needs its own evidence (a quantized model's post-processing
+and a draft's modules log in every model's load)."""
+
+
+def _tag_moves_on(phase: str, tagged: str) -> bool:
+    """A tag names a later step than the one the start is in ('[kernel_warmup.py:170]' after the KV
+    cache's lines: the autotune has begun although its own line was cut)."""
+    if tagged not in _TAG_LATER:
+        return False
+    return phase not in _TAG_LATER or _TAG_LATER.index(tagged) > _TAG_LATER.index(phase)
