@@ -56,6 +56,7 @@ CORPORA = {
     "blind53": LOGS / "blind53",
     "blind54": LOGS / "blind54",
     "blind57": LOGS / "blind57",
+    "blind55": LOGS / "blind55",
 }
 
 
