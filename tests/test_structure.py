@@ -380,10 +380,29 @@ def test_a_cut_traceback_takes_the_exception_another_rank_logged() -> None:
     assert (alone.outcome, alone.failure_kind) == ("failed", "other")
 
 
-def test_an_exception_line_alone_is_no_failure() -> None:
-    """A logged exception line that no traceback follows decides nothing by itself."""
-    _, v = replay([b"[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\nValueError: a retried probe failed\n"])
+def test_an_exception_line_the_start_moved_on_from_is_no_failure() -> None:
+    """A logged exception line that no traceback follows decides nothing while the start goes on past it
+    (a probe retried, then the weight load), nor when the log goes on for lines after it."""
+    head = b"[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\nValueError: a retried probe failed\n"
+    _, v = replay([head + b"[2026-08-01 10:00:01 TP0] Load weight begin. avail mem=70.00 GB\n"])
+    assert (v.outcome, v.phase) == ("incomplete", "weight_load")
+    _, v = replay([head + b"".join(b"[2026-08-01 10:00:0%d] waiting for the peer\n" % i for i in range(5))])
     assert v.outcome == "incomplete"
+
+
+def test_a_log_that_ends_on_an_exception_line_ended_with_that_exception() -> None:
+    """The blind labels' reading, six corpora over: a log whose last word is a bare exception line (an
+    import that failed, an architecture refused, its traceback never pasted) failed with it, in the phase
+    it was in; a message's own lines after it (a build's output) do not change that."""
+    _, v = replay([b"ImportError: /x/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa\n"])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "exception")
+    build = (
+        b"RuntimeError: Ninja build failed. Ninja output:\nninja: Entering directory `/c/flashinfer/100/cached_ops'\n[1/4] nvcc -c a.cu\n"
+    )
+    _, v = replay([b"[2026-08-01 10:00:01 TP0] Load weight begin. avail mem=70.00 GB\n" + build])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "weight_load", "exception")
+    _, v = replay([b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"])
+    assert (v.outcome, v.failure_kind) == ("failed", "oom")
 
 
 def test_a_chained_tracebacks_outer_frames_place_the_inner_error() -> None:

@@ -117,6 +117,10 @@ class State:
     orphan_exc: str = ""
     """An exception line outside any traceback (another rank's, whose frames came before the excerpt
     or are interleaved with this one's): the cause of a traceback cut before its own exception line."""
+    last_exc: tuple[str, int, str] | None = None
+    """(line, line number, phase) of the latest exception line outside any traceback before a failure: a
+    log that ends on it, the start not moved on since, ended with that exception (its traceback cut away,
+    or never printed: an import that failed, a model architecture refused)."""
     cause: tuple[str, str] | None = None
     """(kind, line) of the latest line that explains a failure without being one (see [[cause]] rules)."""
     engine_timings: dict[str, float] = field(default_factory=dict)

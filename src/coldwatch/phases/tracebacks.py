@@ -28,6 +28,9 @@ _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
 _CUT_HEAD = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: [\d:. -]*)?(?:\[[\w./:-]*)?$")
 """A log's last line that stops inside a record's header ('(EngineCore_DP0 pid=1) ERROR 09-17 06:49:42 [core.py'):
 the excerpt was cut there, its message not in the text."""
+EXC_TAIL = 4
+"""Lines an exception line that ends a log may have after it (its message's own further lines: a
+build's output, a list it prints) and still be the log's last word."""
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _UNRAISABLE = "Exception ignored in"
@@ -109,8 +112,9 @@ class TracebackReader:
             return
         if st.in_traceback:
             self._body(text, t)
-        elif not st.orphan_exc and st.failure is None and ": " in text and _EXC.match(text):
-            st.orphan_exc = text
+        elif st.failure is None and ": " in text and _EXC.match(text):
+            st.orphan_exc = st.orphan_exc or text
+            st.last_exc = (text, st.lines, st.phase)
         elif (
             (f := st.failure) is not None
             and f.root is None
@@ -236,3 +240,8 @@ class TracebackReader:
                 f.root = st.orphan_exc
             elif f is None:
                 st.failure = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
+        elif f is None and st.last_exc is not None:
+            text, at, phase = st.last_exc
+            if st.lines - at <= EXC_TAIL and st.phase == phase:
+                # the log ends on an exception line, the start not moved on since: it ended with it
+                st.failure = Failure("exception", text, "common.exception_line", st.last_t, False, root=text)
