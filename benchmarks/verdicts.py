@@ -55,8 +55,9 @@ CORPORA = {
     "blind52": LOGS / "blind52",
     "blind53": LOGS / "blind53",
     "blind54": LOGS / "blind54",
-    "blind57": LOGS / "blind57",
     "blind55": LOGS / "blind55",
+    "blind56": LOGS / "blind56",
+    "blind57": LOGS / "blind57",
 }
 
 
