@@ -1067,3 +1067,22 @@ def test_a_logger_tag_moves_a_placed_start_on_to_a_later_step_never_back() -> No
     load = p + "[default_loader.py:384] Loading weights took 27.32 seconds\n"
     scale = p + "[kv_cache.py:109] Checkpoint does not provide a q scaling factor. Setting it to k_scale.\n"
     assert verdict(load + scale)[1] != "marlin_repack"
+
+
+def test_vllms_profiling_report_and_uvicorns_bind_error() -> None:
+    """V0's profiling report opens the KV cache's sizing (blind56 v026), but Ray's late summary of it
+    ('[repeated 30x across cluster]') does not move a capture back (blind30 c047); uvicorn's '[Errno 99]
+    error while attempting to bind on address' ends the start, in the phase it was in (blind56 v035)."""
+    w = "(WorkerDict pid=55573) INFO 03-06 15:24:55 worker.py:267] "
+    load = "(WorkerDict pid=55573) INFO 03-06 15:24:54 model_runner.py:1115] Loading model weights took 0.9277 GB\n"
+    prof = load + w + "Memory profiling takes 0.39 seconds\n" + w + "model weights take 0.93GiB\n"
+    assert verdict(prof)[1] == "kv_alloc"
+    r = "(RayWorkerWrapper pid=1463574, ip=192.168.10.60) INFO 03-27 10:29:01 [worker.py:267] "
+    cap = "(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:03 [model_runner.py:1442] Capturing cudagraphs for decoding.\n"
+    assert verdict(cap + r + "Memory profiling takes 4.26 seconds [repeated 30x across cluster]\n")[1] == "graph_capture"
+    bind = (
+        "INFO:     Application startup complete.\n"
+        "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address\n"
+        "INFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\n"
+    )
+    assert verdict(load + bind)[0] == "failed"
