@@ -55,6 +55,7 @@ CORPORA = {
     "blind52": LOGS / "blind52",
     "blind53": LOGS / "blind53",
     "blind54": LOGS / "blind54",
+    "blind58": LOGS / "blind58",
 }
 
 
