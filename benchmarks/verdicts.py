@@ -58,6 +58,7 @@ CORPORA = {
     "blind55": LOGS / "blind55",
     "blind56": LOGS / "blind56",
     "blind57": LOGS / "blind57",
+    "blind58": LOGS / "blind58",
 }
 
 
