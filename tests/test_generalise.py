@@ -1086,3 +1086,25 @@ def test_vllms_profiling_report_and_uvicorns_bind_error() -> None:
         "INFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\n"
     )
     assert verdict(load + bind)[0] == "failed"
+
+
+def test_a_root_printed_bare_then_under_its_traceback_is_placed_by_its_frames() -> None:
+    """SGLang's draft worker: the KeyError printed bare, the launcher's sigquit, then the scheduler's
+    traceback through EAGLEWorker.__init__ ending on the same KeyError: the draft's init (blind58 k002);
+    a wrapped free-memory ValueError is an OOM (k020, k021)."""
+    sp = '  File "/env/lib/python3.10/site-packages/sglang/srt/'
+    log = (
+        "KeyError: 'layers.0.self_attn.qkv_proj.weight'\n"
+        "[2025-01-20 19:10:07] Received sigquit from a child proces. It usually means the child failed.\n"
+        "[2025-01-20 19:10:07 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        + sp
+        + 'managers/scheduler.py", line 221, in __init__\n    self.draft_worker = EAGLEWorker(\n'
+        + sp
+        + 'speculative/eagle_worker.py", line 33, in __init__\n    super().__init__(\n'
+        + sp
+        + 'model_executor/model_runner.py", line 281, in load_model\n    self.model = get_model(\n'
+        "KeyError: 'layers.0.self_attn.qkv_proj.weight'\n"
+    )
+    assert verdict(log) == ("failed", "draft_init", "exception")
+    wrapped = "ValueError: Free memory on device xpu:0 (18.79/28.57 GiB) on startup\nis less than desired GPU memory utilization (0.7, 20.0 GiB).\n"
+    assert verdict(wrapped) == ("failed", "starting", "oom")

@@ -79,6 +79,9 @@ class State:
     ready_evidence: str = ""
     frames: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_FRAMES))
     """The current traceback's frames as 'PATH in FUNCTION', outermost first."""
+    root_frames: list[str] = field(default_factory=list)
+    """The frames of a traceback read after its failure's root was known (printed bare before it): they
+    place the failure if the traceback ends on that same root."""
     frames_done: bool = False
     """The failure's own stack is complete (a later traceback is a consequence's: its frames are not the failure's)."""
     rank_prev: dict[str, str] = field(default_factory=dict)

@@ -144,6 +144,7 @@ class TracebackReader:
             st.chain_at = -1
         st.chain_next = False
         st.in_traceback = True
+        st.root_frames.clear()
         st.tb_prefix = text[:i] if i > 0 else ""
 
     def _frame(self, m: re.Match[str]) -> None:
@@ -164,6 +165,8 @@ class TracebackReader:
             st.frames.append(frame)
             if f is not None and f.definitive:
                 self._causes.refine(f)  # the frames may say what failed and where
+        elif not st.frames and len(st.root_frames) < (st.frames.maxlen or 0):
+            st.root_frames.append(frame)
         st.in_traceback = True
 
     def _body(self, text: str, t: float | None) -> None:
@@ -197,6 +200,11 @@ class TracebackReader:
                 if f.definitive:
                     self._causes.refine(f)
                     self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
+            elif text == f.root and f.definitive and not st.frames and st.root_frames:
+                # the root, printed bare first, then again under its traceback: its frames place it
+                st.frames.extend(st.root_frames)
+                self._causes.refine(f)
+            st.root_frames.clear()
 
     def _detail(self, text: str) -> None:
         """The collective library's own last error after torch's 'Last error:' (an NCCL error that wraps
