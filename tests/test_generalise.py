@@ -1108,3 +1108,22 @@ def test_a_root_printed_bare_then_under_its_traceback_is_placed_by_its_frames() 
     assert verdict(log) == ("failed", "draft_init", "exception")
     wrapped = "ValueError: Free memory on device xpu:0 (18.79/28.57 GiB) on startup\nis less than desired GPU memory utilization (0.7, 20.0 GiB).\n"
     assert verdict(wrapped) == ("failed", "starting", "oom")
+
+
+def test_blind57s_wordings_from_tpu_gaudi_ascend_and_rocm() -> None:
+    """TPU's runner compiling its input shapes is the compile (blind57 v003), tpu-inference's 'Loading model
+    with MODEL_IMPL_TYPE=' the load (v025), Gaudi's 'Starting sampler warmup...' the warm-up (v018), V1's
+    'Skipping memory profiling for multimodal encoder' the KV sizing (v031), and the worker's memory
+    recommendation as the capture returns the capture (v007), unless it says nothing was captured
+    (an eager start's '0.0 GiB for CUDAGraph memory': blind35 i031)."""
+    p = "(EngineCore_DP0 pid=1) INFO 11-07 06:32:56 "
+    assert verdict("INFO 12-12 11:19:16 tpu_model_runner.py:274] Compiling the model with different input shapes...\n")[1] == "jit_compile"
+    assert verdict(p + "[model_loader.py:318] Loading model with MODEL_IMPL_TYPE=vllm\n")[1] == "weight_load"
+    assert verdict(p + "[hpu_model_runner.py:4675] Starting sampler warmup...\n")[1] == "warmup"
+    skip = p + "[gpu_model_runner.py:5180] Skipping memory profiling for multimodal encoder and encoder cache.\n"
+    assert verdict(p + "[default_loader.py:1] Loading weights took 3.0 seconds\n" + skip)[1] == "kv_alloc"
+    rec = p + "[worker.py:575] Free memory on device (60.86/61.27 GiB) on startup. Desired GPU memory utilization is (0.9, 55.14 GiB). "
+    assert verdict(rec + "Actual usage: 1.14 GiB for weights\n")[1] == "graph_capture"
+    kv = "INFO 10-06 00:39:49 [executor_base.py:114] # rocm blocks: 5221, # CPU blocks: 1638\n"
+    eager = "INFO 10-06 00:39:50 [worker.py:467] Free memory on device (31.94/31.98 GiB) on startup. Desired GPU memory utilization is (0.5, 15.99 GiB). Actual usage is 1.19 GiB for weight, and 0.0 GiB for CUDAGraph memory.\n"
+    assert verdict(kv + eager)[1] == "kv_alloc"
