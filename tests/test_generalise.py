@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from coldwatch.normalise import normalise
+from coldwatch.phases.classifier import parse_bar
 from coldwatch.replay import replay
 
 
@@ -1127,3 +1128,19 @@ def test_blind57s_wordings_from_tpu_gaudi_ascend_and_rocm() -> None:
     kv = "INFO 10-06 00:39:49 [executor_base.py:114] # rocm blocks: 5221, # CPU blocks: 1638\n"
     eager = "INFO 10-06 00:39:50 [worker.py:467] Free memory on device (31.94/31.98 GiB) on startup. Desired GPU memory utilization is (0.5, 15.99 GiB). Actual usage is 1.19 GiB for weight, and 0.0 GiB for CUDAGraph memory.\n"
     assert verdict(kv + eager)[1] == "kv_alloc"
+
+
+def test_a_bar_cut_after_its_bar_and_dynamos_tracing_prefix() -> None:
+    """A bar cut before its counts still says its phase by its percent (SpecForge's EAGLE3 capture,
+    blind55 y006); text after the bar that is not drawn with blocks is no bar. NVIDIA Dynamo's
+    'LEVEL module.function: ' after its RFC 3339 time is a wrapper (blind55 y011)."""
+    assert parse_bar("Capturing batches (bs=2 avail_mem=14.40 GB):   0%|") == ("Capturing batches (bs=2 avail_mem=14.40 GB)", 0, 100)
+    assert parse_bar("Loading:  45%|████▌     ") == ("Loading", 45, 100)
+    assert parse_bar("accuracy 50%| of the runs") is None
+    assert (
+        verdict("[2025-09-01 10:00:00] Load weight end. elapsed=1.0 s\nCapturing batches (bs=2 avail_mem=14.40 GB):   0%|\n")[1]
+        == "graph_capture"
+    )
+    dyn = "2025-11-05T01:56:54.281615Z  INFO model_runner.init_device_graphs: Capture cuda graph end. Time elapsed: 12.80 s. mem usage=4.69 GB. avail mem=20.31 GB.\n"
+    (line,) = normalise([dyn.encode()])
+    assert line.text.startswith("Capture cuda graph end.") and line.stamp_style == "iso"

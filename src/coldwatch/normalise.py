@@ -208,6 +208,9 @@ _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # RFC 3339 first on the line: GitHub Actions logs, `docker logs --timestamps` (UTC, "Z") and
 # `podman logs --timestamps` (an offset); a stamp alone on its line is a CR-split bar's first record
 _GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)(?: |$)")
+_TRACING = re.compile(r" ?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) +[A-Za-z_][\w.]*: ")
+"""After an RFC 3339 time, a tracing-style level and target ('2025-11-05T01:56:54.28Z  INFO
+model_runner.init_device_graphs: Capture cuda graph end.', NVIDIA Dynamo re-logging SGLang's lines)."""
 _JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?: ")
 _JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
 """journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '."""
@@ -301,7 +304,10 @@ def _collector(text: str) -> tuple[str, _Stamp | None]:
                 off = m.group(2)
                 total = d * 86400 + s - (1 if off[0] == "+" else -1) * (int(off[1:3]) * 3600 + int(off[4:6]) * 60)
                 d, s = divmod(total, 86400)
-            return text[m.end() :], _Stamp("iso", d, s)
+            rest = text[m.end() :]
+            if rest[:1] in " TDIWEC" and (tr := _TRACING.match(rest)) is not None:
+                rest = rest[tr.end() :]
+            return rest, _Stamp("iso", d, s)
         m = _JOURNAL_ISO.match(text)
         if m:
             d, s = _secs(m.group(1)[:10], m.group(1)[11:19])

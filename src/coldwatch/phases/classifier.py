@@ -48,13 +48,18 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
         return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
     m = _NT.search(text, k)
     if m is None:
-        return None
+        if text[k + 1 :].strip(_BAR_DRAWN) or len(text) - k > 120:
+            return None
+        # cut after its bar, before the counts ('Capturing batches (bs=2 avail_mem=14.40 GB):   0%|'): its percent
+        return text[:j].rstrip().rstrip(":").strip(), int(text[j:i]), 100
     gap = text[k + 1 : m.start()]
     if len(gap) > 80 and any(c.isalpha() for c in gap):
         return None  # a bar of any width is drawn in blocks, '#' or digits: letters mean it is no bar
     return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
 
 
+_BAR_DRAWN = " #▏▎▍▌▋▊▉█"
+"""What a tqdm bar is drawn with, between its '|'s."""
 _DIGITS = str.maketrans("", "", "0123456789")
 MISS_BUDGET = 2 << 20
 """Bytes of remembered non-matching line shapes; the memory is cleared and refilled past it."""
