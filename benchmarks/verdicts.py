@@ -60,6 +60,7 @@ CORPORA = {
     "blind57": LOGS / "blind57",
     "blind58": LOGS / "blind58",
     "blind59": LOGS / "blind59",
+    "blind60": LOGS / "blind60",
 }
 
 
