@@ -61,6 +61,7 @@ CORPORA = {
     "blind58": LOGS / "blind58",
     "blind59": LOGS / "blind59",
     "blind60": LOGS / "blind60",
+    "blind61": LOGS / "blind61",
 }
 
 
