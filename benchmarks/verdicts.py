@@ -59,6 +59,7 @@ CORPORA = {
     "blind56": LOGS / "blind56",
     "blind57": LOGS / "blind57",
     "blind58": LOGS / "blind58",
+    "blind62": LOGS / "blind62",
 }
 
 
