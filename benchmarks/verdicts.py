@@ -62,6 +62,7 @@ CORPORA = {
     "blind59": LOGS / "blind59",
     "blind60": LOGS / "blind60",
     "blind61": LOGS / "blind61",
+    "blind62": LOGS / "blind62",
 }
 
 
