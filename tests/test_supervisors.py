@@ -119,3 +119,18 @@ def test_a_plain_log_that_ends_by_itself_keeps_its_unterminated_last_line() -> N
     source = LogSource("cat /v.log", "sglang.service", None)
     assert list(source.records([b"a\nRuntimeError: CUDA out of memory"], hold_tail=True)) == [b"a"]
     assert source.rest() == b"RuntimeError: CUDA out of memory" and source.rest() is None and source.seen == 2
+
+
+def test_a_follower_replaced_by_a_reconnect_reads_nothing_more() -> None:
+    """The CI failure behind 157 lines of 156: the old follower still had buffered lines when the reconnect
+    took its count for the new follower's skip; what it read after that was handed on and then read again
+    by the new follower. Once replaced (``live`` false) it counts and hands on nothing."""
+    source = LogSource("tail -n +1 -F /v.log", "sglang.service", None)
+    current = [True]
+    old = source.records(iter([b"a\nb\n", b"c\nd\n"]), hold_tail=True, live=lambda: current[0])
+    got = [next(old), next(old)]
+    current[0] = False  # the reconnect: the follower is stale, then the count is taken
+    source.resume()
+    got += list(old)
+    got += list(source.records([b"a\nb\nc\nd\n"], hold_tail=True))
+    assert got == [b"a", b"b", b"c", b"d"]

@@ -11,7 +11,7 @@ for commands that replay from the start, such as ``tail -n +1 -F`` or ``docker l
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from coldwatch.evidence import SupervisorState
@@ -88,14 +88,19 @@ class LogSource:
         self.cursor = None
         self.seen = self._skip = 0
 
-    def records(self, chunks: Iterable[bytes], hold_tail: bool = False) -> Iterator[bytes]:
+    def records(self, chunks: Iterable[bytes], hold_tail: bool = False, live: Callable[[], bool] | None = None) -> Iterator[bytes]:
         """Log records (split on LF and CR) from the follower's raw output. ``hold_tail``: a plain
         stream's last record, unterminated, is held for ``rest`` (neither yielded nor counted as seen):
         a follower cut by a dropped connection may have stopped inside it, and the re-run after the
-        reconnect brings it whole."""
+        reconnect brings it whole. ``live``: whether this follower is still the current one; once a
+        reconnect has replaced it, what it still reads is neither counted nor handed on (the new
+        follower's skip, or its cursor, was taken from what this one had counted: a record counted after
+        that would be read twice)."""
         if not self.journal:
             self._tail.clear()
             for rec in split_records(chunks, tail=self._tail if hold_tail else None):
+                if live is not None and not live():
+                    return
                 self.seen += 1
                 if self._skip:
                     self._skip -= 1
@@ -106,6 +111,8 @@ class LogSource:
             msg = journal_message(entry)
             if msg is None:
                 continue
+            if live is not None and not live():
+                return
             cur = _cursor(entry)
             if cur:
                 self.cursor = cur

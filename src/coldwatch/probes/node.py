@@ -485,7 +485,7 @@ class LogReader:
         self.started = time.monotonic()
         lumpy: str | None = None
         held: list[LogLine] = []  # the earlier run's lines, until this start's first line says they were
-        for rec in p.log.records(self.chunks(follower), hold_tail=True):
+        for rec in p.log.records(self.chunks(follower), hold_tail=True, live=lambda: seq == p.log_seq):
             if p.stop.is_set():
                 break
             self.take(norm, rec, held)
