@@ -132,7 +132,9 @@ def test_restart_policy_restarts_once(image: str, containers: list[str], tmp_pat
     assert evs[-1]["restarts"] == 1
     assert any(e["event"] == "warning" and "server restarted (restart 1)" in e["message"] for e in evs)
     assert inspect(c.name)["Status"] == "running"
-    c2 = sim(image, tmp_path / "b", containers, "crash_once", restart="on-failure:1", speed=0.2)
+    # (0.5: at 0.2 the crash came 2 s into the container's life, before a loaded CI machine's watch had
+    # attached, so the watch saw only the second start, rightly ready)
+    c2 = sim(image, tmp_path / "b", containers, "crash_once", restart="on-failure:1", speed=0.5)
     code, evs, err = wait(c2, "--timeout", "60")
     assert code == 3, err
     assert evs[-1]["failure_kind"] == "exception" and "illegal memory access" in evs[-1]["reason"]
