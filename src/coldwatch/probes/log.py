@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from coldwatch.evidence import SupervisorState
-from coldwatch.normalise import MAX_RECORD, LogLine, split_records
+from coldwatch.normalise import MAX_RECORD, LogLine, Normaliser, split_records
 from coldwatch.supervisors.base import Supervisor
 from coldwatch.supervisors.systemd import Systemd, since_arg
 
@@ -56,6 +56,10 @@ class LogSource:
         self._skip = 0
         self.lumps = Lumps()
         self._tail: list[bytes] = []
+        self.norm = Normaliser()
+        """One normaliser for the start's whole log, across reconnects: its clock and its thinning of a
+        bar's redraws go on where they were (a fresh one after a reconnect mid-bar showed one redraw the
+        log's own reading thins out)."""
 
     @property
     def journal(self) -> bool:
@@ -87,6 +91,7 @@ class LogSource:
         self.svc = svc
         self.cursor = None
         self.seen = self._skip = 0
+        self.norm = Normaliser()
 
     def records(self, chunks: Iterable[bytes], hold_tail: bool = False, live: Callable[[], bool] | None = None) -> Iterator[bytes]:
         """Log records (split on LF and CR) from the follower's raw output. ``hold_tail``: a plain

@@ -481,7 +481,7 @@ class LogReader:
         if seq != p.log_seq:
             follower.close()
             return
-        norm = Normaliser()
+        norm = p.log.norm
         self.started = time.monotonic()
         lumpy: str | None = None
         held: list[LogLine] = []  # the earlier run's lines, until this start's first line says they were
