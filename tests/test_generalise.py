@@ -1144,3 +1144,24 @@ def test_a_bar_cut_after_its_bar_and_dynamos_tracing_prefix() -> None:
     dyn = "2025-11-05T01:56:54.281615Z  INFO model_runner.init_device_graphs: Capture cuda graph end. Time elapsed: 12.80 s. mem usage=4.69 GB. avail mem=20.31 GB.\n"
     (line,) = normalise([dyn.encode()])
     assert line.text.startswith("Capture cuda graph end.") and line.stamp_style == "iso"
+
+
+def test_blind59s_memory_wordings_and_the_ray_executors_dead_worker() -> None:
+    """gpu_model_runner.load_model's 'Failed to load model - not enough GPU memory.' is the load's OOM
+    (blind59 p003); the KV budget error wrapped after 'the maximum number of' is still the KV cache's
+    OOM (p009); the Ray executor's 'RayWorkerProc rank=[3] died unexpectedly' is a consequence whose
+    cause, Gloo's timed-out receive on the same flattened line, is the collective's (p012)."""
+    assert verdict("ERROR: Failed to load model - not enough GPU memory.\nGPU 0 has a total capacity of 22.03 GiB\n") == (
+        "failed",
+        "weight_load",
+        "oom",
+    )
+    wrapped = (
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of\ntokens that can be stored in KV cache (2048).\n"
+    )
+    assert verdict(wrapped) == ("failed", "kv_alloc", "oom")
+    flat = (
+        "INFO ... [core.py:1] RuntimeError: ... [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out"
+        " waiting 1800000ms for recv operation to complete ERROR ... RayWorkerProc rank=[3] died unexpectedly, shutting down executor.\n"
+    )
+    assert verdict(flat)[0::2] == ("failed", "nccl")
