@@ -1171,3 +1171,14 @@ def test_blind59s_memory_wordings_and_the_ray_executors_dead_worker() -> None:
         " waiting 1800000ms for recv operation to complete ERROR ... RayWorkerProc rank=[3] died unexpectedly, shutting down executor.\n"
     )
     assert verdict(flat)[0::2] == ("failed", "nccl")
+
+
+def test_blind61s_data_parallel_world_and_the_diffusion_engines_warm_up() -> None:
+    """vLLM's data-parallel 'Adjusting world_size=16 rank=3 distributed_init_method=... for DP' is the
+    distributed set-up (blind61 f027); vLLM-Omni's diffusion engine's 'dummy run to warm up the model' is
+    the warm-up, also cut mid-word (f032, f039)."""
+    dp = "(VllmWorker rank=3 pid=4189103) INFO 08-06 21:53:06 [parallel_state.py:935] Adjusting world_size=16 rank=3 distributed_init_\n"
+    assert verdict(dp)[1] == "dist_init"
+    s = "[Stage-0] INFO 03-12 13:32:52 "
+    loaded = s + "[diffusion_worker.py:148] Worker 0: Process-scoped GPU memory after model loading: 19.56 GiB.\n"
+    assert verdict(loaded + s + "[diffusion_engine.py:389] dummy run to warm up the mod\n")[1] == "warmup"
