@@ -163,12 +163,16 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ),
             (
                 "vllm/v1/worker/gpu_model_runner.py",
-                r"capture_model|_capture_cudagraphs|_warmup_and_capture|profile_cudagraph_memory",
+                r"capture_model|_capture_cudagraphs|_warmup_and_capture",
                 "graph_capture",
             ),
             ("vllm/v1/worker/gpu/model_runner.py", r"load_model|reload_weights", "weight_load"),
             ("vllm/v1/worker/gpu/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
-            ("vllm/v1/worker/gpu/model_runner.py", r"capture_model|profile_cudagraph_memory", "graph_capture"),
+            ("vllm/v1/worker/gpu/model_runner.py", r"capture_model", "graph_capture"),
+            # the graphs' memory measured to size the KV cache (determine_available_memory, 2026: the log's
+            # 'Profiling CUDA graph memory: PIECEWISE=51 ...', read as kv_alloc): part of the sizing
+            ("vllm/v1/worker/gpu_model_runner.py", r"profile_cudagraph_memory", "kv_alloc"),
+            ("vllm/v1/worker/gpu/model_runner.py", r"profile_cudagraph_memory", "kv_alloc"),
             ("vllm/v1/engine/core.py", r"run_busy_loop", "warmup"),
             # EngineCore sizes the KV cache and has the workers allocate it (then capture and warm up, inside)
             ("vllm/v1/engine/core.py", r"_initialize_kv_caches", "kv_alloc"),

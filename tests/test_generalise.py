@@ -1182,3 +1182,26 @@ def test_blind61s_data_parallel_world_and_the_diffusion_engines_warm_up() -> Non
     s = "[Stage-0] INFO 03-12 13:32:52 "
     loaded = s + "[diffusion_worker.py:148] Worker 0: Process-scoped GPU memory after model loading: 19.56 GiB.\n"
     assert verdict(loaded + s + "[diffusion_engine.py:389] dummy run to warm up the mod\n")[1] == "warmup"
+
+
+def test_the_graphs_memory_profile_sizes_the_kv_cache() -> None:
+    """vLLM's profile_cudagraph_memory captures graphs to measure them for the KV budget (its log line,
+    'Profiling CUDA graph memory: ...', is kv_alloc): an OOM under it, even inside parallel_state's
+    graph_capture context, is the KV cache's sizing (blind62 o01; the structure map, regenerated)."""
+    e = "(EngineCore pid=207) "
+    f = e + '  File "/usr/local/lib/python3.12/dist-packages/vllm/'
+    tb = (
+        e
+        + "Traceback (most recent call last):\n"
+        + f
+        + 'v1/engine/core.py", line 249, in _initialize_kv_caches\n'
+        + f
+        + 'v1/worker/gpu_worker.py", line 381, in determine_available_memory\n'
+        + f
+        + 'v1/worker/gpu_model_runner.py", line 5933, in profile_cudagraph_memory\n'
+        + f
+        + 'distributed/parallel_state.py", line 1299, in graph_capture\n'
+        + e
+        + "torch.AcceleratorError: CUDA error: out of memory\n"
+    )
+    assert verdict(tb) == ("failed", "kv_alloc", "oom")
