@@ -69,7 +69,8 @@ FLOORS = {
     # 79.5 with a model's layer constructors as the load's frames (i012); 84.1 with aiter's module import no
     # compile (i032) and vLLM's renderer warm-up as warmup
     # 95.5 with vLLM's API-server set-up as warmup (see public)
-    "blind35": (100.0, 95.0, 94.0),
+    # 97.7 with a logger tag moving a placed start on to a later step (i019)
+    "blind35": (100.0, 97.5, 94.0),
     # a seventh, scored after blind35's changes and before study: outcome 92.7, last phase 85.4, kind 72.7 (oom/nccl
     # 6/6); then a launcher that could not start the engine, a module-level frame opening a headerless excerpt,
     # SGLang's late-2025 'Decode batch, #running-req' and a fatal site's message naming no exception: 100, 87.8,
@@ -82,7 +83,8 @@ FLOORS = {
     # import as no start before the server's and its module import as no compile, Ray's wrapped exception line,
     # torch's HCCL/NCCL communicator set-up error, c10d's rendezvous, vllm-ascend's model constructors, vLLM's
     # renderer warm-up: 100, 90.2, 93.8 (7/7); the route-listing convention is four of its five phase misses (k007 is a wording from an unmerged pull request)
-    "blind37": (100.0, 98.0, 93.5),
+    # 100 with a lazy capture's 'Graph capturing for N input tokens' (k007)
+    "blind37": (100.0, 100.0, 93.5),
     # a ninth, scored before vLLM's API-server set-up was read as warmup and before study: outcome 93.8, last phase
     # 83.3, kind 66.7 (oom/nccl 0/4); 91.7 with the warmup reading; then V0's KV budget error, torch_npu's HCCL
     # function error and vLLM-Omni's API server: 100, 100, 93.3 (4/4; m023, a traceback cut inside NCCL's set-up
@@ -139,7 +141,8 @@ FLOORS = {
     # NVSHMEM's failed set-up: 96.6, 93.1, 87.5 (3/3). Left: u028 (a log that is one exception line: an exception
     # line alone decides nothing, test_structure), u009 (an OCR'd 'most recent cal1 last'), u024 and u029
     # (label questions)
-    "blind47": (96.5, 93.0, 93.5),
+    # 100 / 93.1 / 100 with a log ending on a bare exception line ending with it (u028)
+    "blind47": (100.0, 93.0, 100.0),
     # a nineteenth, vLLM only, scored at the same code: outcome 92.3, last phase 89.7, kind 70.0 (oom/nccl 2/3); then
     # LMCache registering the KV caches, an access line trimmed to 'INFO:   POST /v1/...', frames whose path a
     # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
@@ -163,18 +166,51 @@ FLOORS = {
     # repacking between 'Loading weights took' and 'Model loading took': 96.0, 96.0, 72.7 (4/5). Left: i019 (a
     # CI harness's crashed-container line, no vLLM line), i015 (the host's OOM killer: killed by the design,
     # oom by its label), i021 (nccl by the issue's ask), i018 (an unknown offload wording)
-    "blind52": (96.0, 96.0, 72.5),
+    # 100 last phase with vLLM's weight offloader's lines as the load (i018)
+    "blind52": (96.0, 100.0, 72.5),
     # a twenty-fourth, SGLang only, scored after blind51's and blind52's changes and before study: outcome 100, last
     # phase 81.5, kind 80.0 (oom/nccl 1/1); then the engine's own words after its scheduler's report place the
     # failure, a header cut at 'Traceback (most recent call' is a cut traceback: 100, 85.2, 86.7 (1/1). Left:
     # y005/y006 (an EAGLE draft's capture: draft_init by the design), y011 (a tabbed console stamp behind a
     # quote), y014 (a lone sigquit: killed by the design), y026 (Triton-Ascend's compiler report)
-    "blind53": (100.0, 85.0, 86.5),
+    # 88.9 with a console's bare time before each line as its stamp (y011)
+    "blind53": (100.0, 88.5, 86.5),
     # a twenty-fifth, vLLM only, scored at the same code: outcome 100, last phase 76.0, kind 92.9 (oom/nccl 5/5); then
     # vLLM's 'Torch profiler disabled for CUDA graph capture', a consequence's exception line after it: 100, 80.0,
     # 100 (5/5). Left: j010 (_dummy_sampler_run, profile run or warm-up), j013 (init_device), j020's phase,
     # j021/j023 (label questions)
     "blind54": (100.0, 80.0, 100.0),
+    # this session's eight, four at a time, each harvested from its own family of sources, labelled and hashed
+    # before its first run; first scores (the code as the round before left it), then after study:
+    # blind55 (SGLang threads) 78.6 / 85.7 / 58.8 (1/1) -> 92.9 / 92.9 / 82.4 (1/1): a log ending on a bare
+    #   exception line ended with it, a bar cut before its counts, Dynamo's tracing prefix. Left: y013 (exited or
+    #   other), y014 (a cut wrapper line), y017 (Gloo's 'connected to N peer ranks': a trainer's too, public w022)
+    "blind55": (92.5, 92.5, 82.0),
+    # blind56 (vLLM threads) 94.3 / 85.7 / 87.5 (4/4) -> 97.1 / 91.4 / 87.5 (4/4): V0's profiling report, uvicorn's
+    #   bind error, a lazy capture. Left: v002 (init_device), v004/v027 (cut mid-word), v009 (Gloo), v035's kind
+    "blind56": (97.0, 91.0, 87.5),
+    # blind57 (non-NVIDIA, wrapped) 96.9 / 78.1 / 87.5 (2/2) -> 96.9 / 93.8 / 87.5 (2/2): TPU's, tpu-inference's,
+    #   Gaudi's and V1's profiling wordings, the memory recommendation after a capture. Left: v015 (CANN's bare
+    #   capture error), v009 (WorkerProc's own exception line: exception or other), v019 (a label question)
+    "blind57": (96.5, 93.5, 87.5),
+    # blind58 (committed logs) 88.0 / 92.0 / 57.1 (1/3) -> 100 / 96.0 / 100 (3/3): the bare exception at a log's end,
+    #   the wrapped free-memory error as an OOM, a root printed bare then under its traceback placed by its frames
+    "blind58": (100.0, 96.0, 100.0),
+    # blind59 (pages) 92.0 / 92.0 / 75.0 (4/6) -> 96.0 / 96.0 / 91.7 (6/6): vLLM's load OOM wording, its wrapped KV
+    #   budget error, the Ray executor's dead worker. Left: p015 (a bare 'CUDA error:' line), p012's phase (nccl
+    #   before any marker: dist_init here, starting in its label)
+    "blind59": (96.0, 96.0, 91.5),
+    # blind60 (wrapper projects) 96.2 / 92.3 / 90.0 (2/2) -> 100 / 96.2 / 90.0 (2/2): vLLM's stats line is the API
+    #   server up, idle or not. Left: b001 (nccl before any marker), b022 (Ray's RayTaskError header: exception)
+    "blind60": (100.0, 96.0, 90.0),
+    # blind61 (forks and plug-ins) 92.9 / 81.0 / 90.5 (5/6) -> 92.9 / 88.1 / 90.5 (5/6): vLLM's data-parallel world
+    #   line, vLLM-Omni's diffusion warm-up. Left: f002 (CANN's report after the exception), f021 (vLLM-Omni's
+    #   request metrics), f036 (c10's allocator warning as the OOM), f025/f040 (init_device, torch's loader)
+    "blind61": (92.5, 88.0, 90.0),
+    # blind62 (ready starts and NCCL failures) 96.0 / 68.0 / 100 (7/7) -> 96.0 / 72.0 / 100 (7/7): the graphs' memory
+    #   profile as the KV sizing. Left: n01-n06 (nccl before any marker: dist_init here, starting in its labels;
+    #   removing that reading gains 15 labels and loses 18), r01 (a wrapper's own ready line)
+    "blind62": (96.0, 72.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -204,6 +240,14 @@ HARD_FLOORS = {
     "blind52": 80.0,  # i015: see FLOORS
     "blind53": 100.0,
     "blind54": 100.0,
+    "blind55": 100.0,
+    "blind56": 100.0,
+    "blind57": 100.0,
+    "blind58": 100.0,
+    "blind59": 100.0,
+    "blind60": 100.0,
+    "blind61": 83.0,  # f036: see FLOORS
+    "blind62": 100.0,
 }
 
 
