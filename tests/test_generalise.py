@@ -1205,3 +1205,19 @@ def test_the_graphs_memory_profile_sizes_the_kv_cache() -> None:
         + "torch.AcceleratorError: CUDA error: out of memory\n"
     )
     assert verdict(tb) == ("failed", "kv_alloc", "oom")
+
+
+def test_an_exception_line_followed_by_canns_error_report_ended_the_start() -> None:
+    """Ascend's CANN prints its report after torch_npu's exception line ('ERR00100 PTA call acl api
+    failed', 'EZ9999: Inner Error!' and its details): the log still ends on that exception (blind61 f002,
+    blind57 v015)."""
+    log = (
+        "RuntimeError: arange_out_op_api:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:36 NPU function error: call aclnnArange failed, error code is 561103\n"
+        "[ERROR] 2025-09-19-14:34:08 (PID:5625, Device:0, RankID:-1) ERR00100 PTA call acl api failed.\n"
+        "EZ9999: Inner Error!\n"
+        "EZ9999: [PID: 5625] 2025-09-19-14:34:08.166.059 Parse dynamic kernel config fail.\n"
+        "        TraceBack (most recent call last):\n"
+        "       AclOpKernelInit failed opType\n"
+        "       ArangeAiCore ADD_TO_LAUNCHER_LIST_AICORE failed.\n"
+    )
+    assert verdict(log) == ("failed", "starting", "exception")

@@ -386,7 +386,7 @@ def test_an_exception_line_the_start_moved_on_from_is_no_failure() -> None:
     head = b"[2026-08-01 10:00:00] server_args=ServerArgs(model_path='m')\nValueError: a retried probe failed\n"
     _, v = replay([head + b"[2026-08-01 10:00:01 TP0] Load weight begin. avail mem=70.00 GB\n"])
     assert (v.outcome, v.phase) == ("incomplete", "weight_load")
-    _, v = replay([head + b"".join(b"[2026-08-01 10:00:0%d] waiting for the peer\n" % i for i in range(5))])
+    _, v = replay([head + b"".join(b"[2026-08-01 10:00:0%d] waiting for the peer\n" % i for i in range(9))])
     assert v.outcome == "incomplete"
 
 

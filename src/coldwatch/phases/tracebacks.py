@@ -28,9 +28,10 @@ _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
 _CUT_HEAD = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: [\d:. -]*)?(?:\[[\w./:-]*)?$")
 """A log's last line that stops inside a record's header ('(EngineCore_DP0 pid=1) ERROR 09-17 06:49:42 [core.py'):
 the excerpt was cut there, its message not in the text."""
-EXC_TAIL = 4
+EXC_TAIL = 8
 """Lines an exception line that ends a log may have after it (its message's own further lines: a
-build's output, a list it prints) and still be the log's last word."""
+build's output, a list it prints, Ascend CANN's error report: 'ERR00100 PTA call acl api failed',
+'EE9999: Inner Error!' and its details) and still be the log's last word."""
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _UNRAISABLE = "Exception ignored in"
