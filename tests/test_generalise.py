@@ -1221,3 +1221,14 @@ def test_an_exception_line_followed_by_canns_error_report_ended_the_start() -> N
         "       ArangeAiCore ADD_TO_LAUNCHER_LIST_AICORE failed.\n"
     )
     assert verdict(log) == ("failed", "starting", "exception")
+
+
+def test_blind63_and_blind65_s_oneccl_triton_and_a_bare_rank_tag() -> None:
+    """Intel oneCCL's 'CCL_ERROR| ...' is the collective's error (blind63 c07); Triton's 'Triton Error [CUDA]:
+    out of memory' an OOM on its own (blind65 g04); SGLang's rank tag without its time ('[TP1] Capture target
+    verify CUDA graph end.') a prefix, so the line behind it is read (g08)."""
+    ccl = "CCL_ERROR| ze_fd_manager.cpp:144 init_device_fds: condition dir failed\nRuntimeError: Engine core initialization failed. See root cause above.\n"
+    assert verdict(ccl)[0::2] == ("failed", "nccl")
+    assert verdict("Triton Error [CUDA]: out of memory\n")[0::2] == ("failed", "oom")
+    tag = "[TP1] FlashInfer autotune completed.\n[TP1] Capture target verify CUDA graph end. elapsed=64.96 s\n[TP1] Init Unified Radix Cache.\n"
+    assert verdict(tag)[1] == "graph_capture"

@@ -243,6 +243,10 @@ _BARE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{1,9})?(?:Z| UTC)
 09:50:47.549<TAB>Loading safetensors ...': a web console's export, a log viewer's copy): its stamp,
 then the engine's line (Python logging's ' - name - ' and loguru's ' | ' columns are their own)."""
 _GPU_ID = re.compile(r"^\[gpu_id=(\d+)\] ")
+_RANK_TAG = re.compile(r"^\[((?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*)\] ")
+"""SGLang's rank tag without its time ('[TP1] Capture target verify CUDA graph end.': a note's copy, a
+log viewer that drops the stamp)."""
+_RANK_HEADS = frozenset(("DP", "PP", "AT", "MO", "TP", "EP"))
 """SGLang before v0.3: a rank tag and no timestamp ('[gpu_id=0] Load weight end.')."""
 _EMBEDDED = re.compile(
     r"\((?:[A-Za-z_][\w-]*)(?: rank=\d+)? pid=\d+(?:, ip=[^)]*)?\) "
@@ -392,6 +396,9 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
             if m:
                 rank = "gpu" + m.group(1)
                 text = text[m.end() :]
+        elif text[1:3] in _RANK_HEADS and (m := _RANK_TAG.match(text)) is not None:
+            rank = m.group(1)
+            text = text[m.end() :]
     elif c0 in "DIWEC" and text[:1].isupper():
         m = _VLLM.match(text)
         if m:
