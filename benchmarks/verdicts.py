@@ -63,6 +63,7 @@ CORPORA = {
     "blind60": LOGS / "blind60",
     "blind61": LOGS / "blind61",
     "blind62": LOGS / "blind62",
+    "blind64": LOGS / "blind64",
 }
 
 
