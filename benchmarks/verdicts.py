@@ -64,6 +64,7 @@ CORPORA = {
     "blind61": LOGS / "blind61",
     "blind62": LOGS / "blind62",
     "blind63": LOGS / "blind63",
+    "blind64": LOGS / "blind64",
     "blind65": LOGS / "blind65",
 }
 
