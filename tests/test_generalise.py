@@ -1232,3 +1232,26 @@ def test_blind63_and_blind65_s_oneccl_triton_and_a_bare_rank_tag() -> None:
     assert verdict("Triton Error [CUDA]: out of memory\n")[0::2] == ("failed", "oom")
     tag = "[TP1] FlashInfer autotune completed.\n[TP1] Capture target verify CUDA graph end. elapsed=64.96 s\n[TP1] Init Unified Radix Cache.\n"
     assert verdict(tag)[1] == "graph_capture"
+
+
+def test_a_start_marker_stamped_before_lines_already_read_is_no_restart() -> None:
+    """A rig report pastes the KV pool's lines first and the engine's config after them: its 'non-default
+    args' marker, stamped two minutes earlier, is the same start's text out of order, not a restart (blind64
+    i04, i05, i11, i13, i14); the same marker stamped later, after the start got somewhere, is one."""
+    p = "(APIServer pid=1) INFO 07-09 {} [{}] "
+    kv = p.format("02:58:11", "kv_cache_utils.py:1") + "GPU KV cache size: 120,000 tokens\n"
+    args = p.format("02:56:25", "utils.py:1") + "non-default args: {'model': 'm', 'tensor_parallel_size': 2}\n"
+    assert verdict(kv + args) == ("incomplete", "kv_alloc", None)
+    later = args.replace("02:56:25", "03:05:00")
+    assert verdict(kv + later)[0] == "failed"  # a restart, and --max-restarts 0
+
+
+def test_the_drivers_out_of_memory_and_vllm_omnis_dead_scheduler() -> None:
+    """The NVIDIA kernel driver's 'NVRM: ... Out of memory [NV_ERR_NO_MEMORY]' explains the engine's error
+    after it as an OOM (blind64 o02); vLLM-Omni's 'Rank 3 scheduler is dead' is a consequence (f04)."""
+    drafter = "18:03:00  (Worker_TP0) INFO [gpu_model_runner.py:5332] Loading drafter model...\n"
+    nvrm = "18:03:03  kernel: NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY]\n"
+    core = "(EngineCore pid=1) ERROR 08-01 18:03:38 [core.py:1349] EngineCore failed to start.\n"
+    assert verdict(drafter + nvrm + core) == ("failed", "draft_init", "oom")
+    dead = "(APIServer pid=154) ERROR 08-05 18:24:49 [multiproc_executor.py:298] Rank 3 scheduler is dead. Please check if there are\n"
+    assert verdict(dead)[0] == "failed"

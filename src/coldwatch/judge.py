@@ -196,7 +196,8 @@ class Judge:
         if self.p.launch:
             self.banner.line(line.text, t, self.c.state.engine, self.etas)
         for sig in signals:
-            if sig.kind == "start" and self._log_restart(t):
+            # (a marker stamped before lines already read is this start's text out of order, no restart)
+            if sig.kind == "start" and not line.stamped_back and self._log_restart(t):
                 self.line(line, t)  # the marker is the new start's first line
                 return
             self._signal(sig, t)

@@ -53,6 +53,9 @@ class LogLine:
     """The record as decoded, before unwrapping (for evidence and causal lines)."""
     stamp_style: str = ""
     """Which timestamp form the line carried: 'sglang', 'vllm', 'journal', 'iso', 'pylog', ''."""
+    stamped_back: bool = False
+    """Its own stamp is at least STAMP_BACK seconds before lines already read: text out of time order
+    (a report that pastes its sections in another order), not a new event."""
 
 
 # --- splitting -------------------------------------------------------------------------------
@@ -442,6 +445,8 @@ class LogClock:
     def __init__(self) -> None:
         self.origin: float | None = None
         self.now: float | None = None
+        self.behind = 0.0
+        """How far the last stamp placed was before the clock (0 when it moved it on)."""
         self._offset: dict[str, float] = {}
         self._day: dict[str, int] = {}
         self._last_sod: dict[str, int] = {}
@@ -467,15 +472,20 @@ class LogClock:
                 self.origin_epoch = (stamp.day - _EPOCH_DAY) * 86400.0 + stamp.sod
             self._offset[style] = 0.0
             self.now = 0.0
+            self.behind = 0.0
             return 0.0
         if style not in self._offset:
             self._offset[style] = (self.now or 0.0) - (absolute - self.origin)
         t = absolute - self.origin + self._offset[style]
         if self.now is None or t > self.now:
             self.now = t
+        self.behind = self.now - t
         return self.now
 
 
+STAMP_BACK = 5.0
+"""Seconds a line's stamp must be behind the log's clock to be out of time order (ranks and processes
+interleave their writes by a second or two)."""
 BAR_STEP = 10
 """A progress-bar update is kept when it moved at least this many percentage points (or hit 0/100)."""
 
@@ -538,7 +548,8 @@ class Normaliser:
             t = self.clock.place(stamp) if stamp is not None else self.clock.now
             if not text and style == "iso":
                 continue  # a stamp with nothing after it (before a CR-split bar): it moves the clock only
-            out.append(LogLine(text.strip(), t, rank, piece, style))
+            back = stamp is not None and self.clock.behind >= STAMP_BACK
+            out.append(LogLine(text.strip(), t, rank, piece, style, back))
         return out
 
 
