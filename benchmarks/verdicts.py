@@ -67,6 +67,7 @@ CORPORA = {
     "blind64": LOGS / "blind64",
     "blind65": LOGS / "blind65",
     "blind66": LOGS / "blind66",
+    "blind67": LOGS / "blind67",
 }
 
 
