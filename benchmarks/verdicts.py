@@ -66,6 +66,7 @@ CORPORA = {
     "blind63": LOGS / "blind63",
     "blind64": LOGS / "blind64",
     "blind65": LOGS / "blind65",
+    "blind68": LOGS / "blind68",
 }
 
 
