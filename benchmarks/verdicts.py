@@ -68,6 +68,7 @@ CORPORA = {
     "blind65": LOGS / "blind65",
     "blind66": LOGS / "blind66",
     "blind67": LOGS / "blind67",
+    "blind68": LOGS / "blind68",
 }
 
 
