@@ -1255,3 +1255,20 @@ def test_the_drivers_out_of_memory_and_vllm_omnis_dead_scheduler() -> None:
     assert verdict(drafter + nvrm + core) == ("failed", "draft_init", "oom")
     dead = "(APIServer pid=154) ERROR 08-05 18:24:49 [multiproc_executor.py:298] Rank 3 scheduler is dead. Please check if there are\n"
     assert verdict(dead)[0] == "failed"
+
+
+def test_blind66_to_68_s_offline_bar_cut_kv_line_named_header_diffusion_launcher_and_srun() -> None:
+    """vLLM's offline 'Processed prompts' bar is the engine answering its prompts (blind67 v018, blind68
+    d23); V0's KV line cut at '# GPU block' is the KV pool (v002); IPython's header naming Ray's wrapped
+    exception keeps its type when the frames are cut (v023); SGLang's diffusion launcher's '[12-16 14:27:08]'
+    stamp, its 'Rank 0 scheduler is dead' and 'Exit code: -9' are a consequence naming a kill (blind66 a16);
+    Slurm's task label '0: ' is a wrapper (a28)."""
+    kv = "INFO 10-05 10:00:00 llm_engine.py:1] # GPU blocks: 865, # CPU blocks: 327\n"
+    assert verdict(kv + "Processed prompts: 100%|██████████| 20/20 [00:13<00:00,  1.53it/s]\n") == ("ready", "ready", None)
+    assert verdict("INFO 10-05 10:00:00 llm_engine.py:1] Initializing an LLM engine with config: model='m'\n# GPU block\n")[1] == "kv_alloc"
+    ipy = "RayTaskError(KeyError)                    Traceback (most recent call last)\nCell In[2], line 1\n----> 1 llm = LLM(model='m')\n"
+    assert verdict(ipy)[0::2] == ("failed", "exception")
+    dead = "[12-16 14:27:08] Rank 0 scheduler is dead. Please check if there are relevant logs.\n[12-16 14:27:10] Exit code: -9\n"
+    assert verdict(dead)[0::2] == ("failed", "killed")
+    srun = "0: [2025-03-05 03:55:35 TP0] Load weight begin. avail mem=70.00 GB\n0: torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error\n"
+    assert verdict(srun)[0::2] == ("failed", "nccl")

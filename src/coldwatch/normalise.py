@@ -225,6 +225,8 @@ _FILE_FIRST = re.compile(r"^[\w.-]+\.py +:\d+ +(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[
 _CLOUD = re.compile(r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
 """Google Cloud Logging's export: severity and an RFC 3339 time before each line ('ERROR 2025-04-05T00:01:19.2Z ')."""
 """CloudWatch Logs exported as CSV (SageMaker): '<epoch ms>,<message>', quoted when the message holds a comma."""
+_SRUN = re.compile(r"^\d{1,4}: (?=\S)")
+"""Slurm's task label before each line ('srun --label': '0: [rank0]:[W305 ...] ...')."""
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
 _RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
@@ -245,6 +247,9 @@ _BARE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{1,9})?(?:Z| UTC)
 """A console's or log store's own time alone before each line, the date and time apart ('2025-03-11
 09:50:47.549<TAB>Loading safetensors ...': a web console's export, a log viewer's copy): its stamp,
 then the engine's line (Python logging's ' - name - ' and loguru's ' | ' columns are their own)."""
+_SGLANG_MD = re.compile(r"^\[(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)?\] ")
+"""SGLang's diffusion runtime (multimodal_gen's logger): month and day, no year ('[12-16 14:27:08] Rank 0
+scheduler is dead. ...')."""
 _GPU_ID = re.compile(r"^\[gpu_id=(\d+)\] ")
 _RANK_TAG = re.compile(r"^\[((?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*)\] ")
 """SGLang's rank tag without its time ('[TP1] Capture target verify CUDA graph end.': a note's copy, a
@@ -379,6 +384,8 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     Each regex runs only when the first characters allow it to match (this is the hot path).
     """
     text, rank, outer = record, "", None
+    if record[:1].isdigit() and ": " in record[1:6] and (m := _SRUN.match(record)) is not None:
+        record = text = record[m.end() :]
     if record[:1].isalnum():  # a record that opens with '[' or '(' carries no collector's wrapper
         text, outer = _collector(record)
     if text[:1] == "(" or " | " in text[:64] or text.startswith("[rank") or text.endswith("cluster]"):
@@ -393,6 +400,9 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
             inner, style = _Stamp("sglang", d, sod), "sglang"
             if m.group(3):
                 rank = m.group(3).strip()
+            text = text[m.end() :]
+        elif text[3:4] == "-" and (m := _SGLANG_MD.match(text)) is not None:
+            inner, style = _Stamp("sglang", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1]), "sglang"
             text = text[m.end() :]
         elif text.startswith("[gpu_id="):
             m = _GPU_ID.match(text)

@@ -23,6 +23,9 @@ _NCCL_LINE = re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?[NR]CCL (?:INFO|WARN
 _TB_HEADS = ("common.traceback", "common.cut_traceback")
 _EXC_NAME = re.compile(r"[A-Za-z]\w*(?:Error|Exception|Interrupt)\b")
 """An exception's name in a message (an engine's own words about a failure may name none)."""
+_NAMED_HEAD = "common.ipython_traceback"
+"""IPython's header names the exception before its frames ('RayTaskError(KeyError)      Traceback (most
+recent call last)'): cut before its last line, the type is still in the text."""
 _WRAPPERS = ("vllm.proc_exception",)
 """An engine's line that only announces the traceback after it ('Exception in worker VllmWorkerProcess
 while processing method init_device.', 'Error executing method init_device. This might cause deadlock
@@ -88,7 +91,11 @@ class CauseRanker:
         elif (
             f.root is None
             and self.state.cut
-            and (f.rule in _TB_HEADS or "Traceback (most" in f.trigger or (f.rule in _WRAPPERS and self.state.frames))
+            and (
+                f.rule in _TB_HEADS
+                or ("Traceback (most" in f.trigger and f.rule != _NAMED_HEAD)
+                or (f.rule in _WRAPPERS and self.state.frames)
+            )
         ):
             f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
         elif f.root is None and f.rule == "vllm.error_site" and _EXC_NAME.search(f.trigger) is None:

@@ -69,9 +69,7 @@ class PhaseTracker:
             elif rule.is_global and rule.enter:
                 self.all_enter(rule.enter, t, text)
                 if rule.enter == "ready":
-                    st.ready, st.ready_t = True, t
-                    st.ready_evidence = text
-                    self._box.emit("ready", t, evidence=text, source="log")
+                    self._ready(t, text)
             elif rule.enter:
                 self.enter(rank, rule.enter, t, text)
             elif rule.end:
@@ -88,6 +86,12 @@ class PhaseTracker:
         if n <= 0 and phase in st.spans:
             st.spans[phase].end = t
             st.spans[phase].closed = True
+
+    def _ready(self, t: float | None, text: str) -> None:
+        st = self.state
+        st.ready, st.ready_t = True, t
+        st.ready_evidence = text
+        self._box.emit("ready", t, evidence=text, source="log")
 
     def enter(self, rank: str, phase: str, t: float | None, evidence: str) -> None:
         """``rank`` is in ``phase`` from ``t``."""
@@ -198,6 +202,11 @@ class PhaseTracker:
         cur = st.rank_phase.get(rank)
         phase = cur or (st.phase if st.phase != "starting" else None)
         rule = self._bar_rule(desc) if desc else None
+        if rule is not None and rule.phase == "ready":
+            # a bar of requests being answered (vLLM's offline 'Processed prompts'): the engine serves
+            self.all_enter("ready", t, line.text)
+            self._ready(t, line.text)
+            return
         if rule is not None:
             phase = rule.phase
             if rule.stay_in and cur in rule.stay_in:
