@@ -374,6 +374,22 @@ def _process(text: str) -> tuple[str, str]:
     return text, rank
 
 
+def _bracketed(text: str) -> tuple[str, str, _Stamp | None]:
+    """A bracketed engine prefix (SGLang's time and ranks, its diffusion runtime's month and day, its old
+    gpu_id tag, a bare rank tag): the text without it, the rank it names and its stamp."""
+    m = _SGLANG.match(text)
+    if m:
+        d, sod = _secs(m.group(1), m.group(2))
+        return text[m.end() :], m.group(3).strip() if m.group(3) else "", _Stamp("sglang", d, sod)
+    if text[3:4] == "-" and (m := _SGLANG_MD.match(text)) is not None:
+        return text[m.end() :], "", _Stamp("sglang", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1])
+    if text.startswith("[gpu_id=") and (m := _GPU_ID.match(text)) is not None:
+        return text[m.end() :], "gpu" + m.group(1), None
+    if text[1:3] in _RANK_HEADS and (m := _RANK_TAG.match(text)) is not None:
+        return text[m.end() :], m.group(1), None
+    return text, "", None
+
+
 def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
 
@@ -394,24 +410,9 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     style = ""
     c0 = text[:1]
     if c0 == "[":
-        m = _SGLANG.match(text)
-        if m:
-            d, sod = _secs(m.group(1), m.group(2))
-            inner, style = _Stamp("sglang", d, sod), "sglang"
-            if m.group(3):
-                rank = m.group(3).strip()
-            text = text[m.end() :]
-        elif text[3:4] == "-" and (m := _SGLANG_MD.match(text)) is not None:
-            inner, style = _Stamp("sglang", _md(int(m.group(1)), int(m.group(2))), _secs(None, m.group(3))[1]), "sglang"
-            text = text[m.end() :]
-        elif text.startswith("[gpu_id="):
-            m = _GPU_ID.match(text)
-            if m:
-                rank = "gpu" + m.group(1)
-                text = text[m.end() :]
-        elif text[1:3] in _RANK_HEADS and (m := _RANK_TAG.match(text)) is not None:
-            rank = m.group(1)
-            text = text[m.end() :]
+        text, tag, inner = _bracketed(text)
+        rank = tag or rank
+        style = "sglang" if inner is not None else ""
     elif c0 in "DIWEC" and text[:1].isupper():
         m = _VLLM.match(text)
         if m:
