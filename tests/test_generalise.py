@@ -1272,3 +1272,15 @@ def test_blind66_to_68_s_offline_bar_cut_kv_line_named_header_diffusion_launcher
     assert verdict(dead)[0::2] == ("failed", "killed")
     srun = "0: [2025-03-05 03:55:35 TP0] Load weight begin. avail mem=70.00 GB\n0: torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error\n"
     assert verdict(srun)[0::2] == ("failed", "nccl")
+
+
+def test_canns_own_error_report_is_a_failure_unless_an_exception_line_came_first() -> None:
+    """Ascend CANN's report alone ('... init failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]')
+    ends the start (blind66 a05); after torch_npu's exception line it is that exception's detail, the kind
+    stays exception (blind61 f002)."""
+    cann = "[Set][Options]OpCompileProcessor init failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n"
+    assert verdict("[2025-08-01 10:00:00] server_args=ServerArgs(model_path='m')\n" + cann) == ("failed", "starting", "other")
+    exc = (
+        "RuntimeError: arange_out_op_api:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:36 NPU function error: call aclnnArange failed\n"
+    )
+    assert verdict(exc + "EZ9999: Inner Error!\n" + cann)[0::2] == ("failed", "exception")

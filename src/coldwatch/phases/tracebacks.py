@@ -28,6 +28,7 @@ _CUT_SELF_CALL = re.compile(r"(?:^|[=(,]\s*)self\.(\w+)$")
 _CUT_HEAD = re.compile(r"(?:^|\) )(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: [\d:. -]*)?(?:\[[\w./:-]*)?$")
 """A log's last line that stops inside a record's header ('(EngineCore_DP0 pid=1) ERROR 09-17 06:49:42 [core.py'):
 the excerpt was cut there, its message not in the text."""
+_CANN_REPORT = "common.cann_inner_error"
 EXC_TAIL = 8
 """Lines an exception line that ends a log may have after it (its message's own further lines: a
 build's output, a list it prints, Ascend CANN's error report: 'ERR00100 PTA call acl api failed',
@@ -249,8 +250,9 @@ class TracebackReader:
                 f.root = st.orphan_exc
             elif f is None:
                 st.failure = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
-        elif f is None and st.last_exc is not None:
+        elif (f is None or (f.rule == _CANN_REPORT and not f.definitive)) and st.last_exc is not None:
             text, at, phase = st.last_exc
             if st.lines - at <= EXC_TAIL and st.phase == phase:
-                # the log ends on an exception line, the start not moved on since: it ended with it
+                # the log ends on an exception line, the start not moved on since: it ended with it (CANN's
+                # report after it is its detail, not another failure)
                 st.failure = Failure("exception", text, "common.exception_line", st.last_t, False, root=text)
