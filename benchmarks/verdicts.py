@@ -70,6 +70,7 @@ CORPORA = {
     "blind67": LOGS / "blind67",
     "blind68": LOGS / "blind68",
     "blind69": LOGS / "blind69",
+    "blind70": LOGS / "blind70",
 }
 
 
