@@ -69,6 +69,7 @@ CORPORA = {
     "blind66": LOGS / "blind66",
     "blind67": LOGS / "blind67",
     "blind68": LOGS / "blind68",
+    "blind71": LOGS / "blind71",
 }
 
 
