@@ -71,6 +71,7 @@ CORPORA = {
     "blind68": LOGS / "blind68",
     "blind69": LOGS / "blind69",
     "blind70": LOGS / "blind70",
+    "blind71": LOGS / "blind71",
 }
 
 
