@@ -1284,3 +1284,13 @@ def test_canns_own_error_report_is_a_failure_unless_an_exception_line_came_first
         "RuntimeError: arange_out_op_api:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:36 NPU function error: call aclnnArange failed\n"
     )
     assert verdict(exc + "EZ9999: Inner Error!\n" + cann)[0::2] == ("failed", "exception")
+
+
+def test_lmcaches_layout_lines_and_torchs_oom_body_without_its_head() -> None:
+    """LMCache's gpu_connector reading the KV caches' layout is the KV pool (blind69 e01); torch's OOM
+    message quoted without its head line ('Tried to allocate 136.00 MiB. GPU 0 has a total capacity of ...')
+    is still an OOM (blind71 r15)."""
+    lm = "(Worker_TP0_EP0 pid=987) [2026-05-20 03:47:16,997] LMCache INFO: GPU KV Cache Dimensions: [158][4372, 64, 132] (utils.py:527:lmcache.v1.gpu_connector.utils)\n"
+    assert verdict("(EngineCore pid=1) INFO 05-20 03:47:10 [default_loader.py:1] Loading weights took 9.0 seconds\n" + lm)[1] == "kv_alloc"
+    body = "    Tried to allocate 136.00 MiB. GPU 0 has a total capacity of 22.36 GiB of\n    which 120.88 MiB is free. ... If this problem persists, try setting\n"
+    assert verdict(body)[0::2] == ("failed", "oom")
