@@ -230,7 +230,8 @@ FLOORS = {
     #   stamp and exit code, Slurm's task label (a28: its nccl now dist_init, starting in its label). Left: a05 (CANN's
     #   compiler report alone), a06/a29 (a warm-up request or a served one), a13 (a JIT build: jit_compile here),
     #   a17 (docker's JSON records with escapes), a19/a20 (SGLang-Omni's uvicorn start), a27 (ranks in two phases)
-    "blind66": (86.5, 76.5, 88.5),
+    #   (90.0 / 76.7 / 94.4 with CANN's own error report as a failure: a05)
+    "blind66": (90.0, 76.5, 94.0),
     # blind67 (vLLM V0 threads) 96.0 / 92.0 / 90.0 (3/3) -> 100 / 100 / 100 (3/3): the offline 'Processed prompts'
     #   bar as ready, a KV line cut at '# GPU block', IPython's header naming Ray's wrapped exception
     "blind67": (100.0, 100.0, 100.0),
@@ -238,6 +239,18 @@ FLOORS = {
     #   labels a cut IPython header 'other' where blind67 v023 says 'exception' (the type is in the header). Left:
     #   d15 (a request answered 500 after the start, on a Gaudi fork), d01/d13 (label conventions)
     "blind68": (96.0, 92.0, 81.5),
+    # and a last three, from threads the index had left: vLLM 2026-01..05 (22 logs), SGLang 2026 (13), ready starts
+    # and OOM failures (14); the helpers stopped short of 25 when their search budget ran out:
+    # blind69 (vLLM 2026-01..05) 90.9 / 81.8 / 100 (0/0) -> 90.9 / 86.4 / 100: LMCache's layout lines as the KV pool.
+    #   Left: e03 (a line cut after its '[parallel_state.py:1400]' tag), e08/e14 (a served request's error, a cut
+    #   route list: label questions)
+    "blind69": (90.5, 86.0, 100.0),
+    # blind70 (SGLang 2026) 100 / 76.9 / 100 (0/0): g04/g13 (the scheduler's event loop: warmup in the structure
+    #   map, starting in its labels), g05 (SGLang's 'Piecewise CUDA Graph failed with error:' before a cut
+    #   traceback through the scheduler's init)
+    "blind70": (100.0, 76.5, 100.0),
+    # blind71 (ready starts, OOMs) 92.9 / 100 / 88.9 (8/9) -> 100 / 100 / 100 (9/9): torch's OOM body without its head
+    "blind71": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -281,6 +294,7 @@ HARD_FLOORS = {
     "blind66": 100.0,
     "blind67": 100.0,
     "blind68": 100.0,
+    "blind71": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
 }
 
 
