@@ -1294,3 +1294,15 @@ def test_lmcaches_layout_lines_and_torchs_oom_body_without_its_head() -> None:
     assert verdict("(EngineCore pid=1) INFO 05-20 03:47:10 [default_loader.py:1] Loading weights took 9.0 seconds\n" + lm)[1] == "kv_alloc"
     body = "    Tried to allocate 136.00 MiB. GPU 0 has a total capacity of 22.36 GiB of\n    which 120.88 MiB is free. ... If this problem persists, try setting\n"
     assert verdict(body)[0::2] == ("failed", "oom")
+
+
+def test_the_piecewise_runners_failed_capture_places_a_traceback_cut_above_its_frames() -> None:
+    """SGLang 2026's 'Piecewise CUDA Graph failed with error: ...' before a scheduler traceback cut above
+    any frame the map names: the capture was under way (blind70 g05)."""
+    log = (
+        "[2026-06-10 13:08:30 TP7] Load weight end. elapsed=10.0 s\n"
+        "[2026-06-10 13:08:34 TP7] Piecewise CUDA Graph failed with error: 'TcPiecewiseForwardContext' object has no attribute 'num_tokens'\n"
+        "[2026-06-10 13:08:34 TP7] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 3000, in run_scheduler_process\n'
+    )
+    assert verdict(log)[0:2] == ("failed", "graph_capture")

@@ -245,10 +245,9 @@ FLOORS = {
     #   Left: e03 (a line cut after its '[parallel_state.py:1400]' tag), e08/e14 (a served request's error, a cut
     #   route list: label questions)
     "blind69": (90.5, 86.0, 100.0),
-    # blind70 (SGLang 2026) 100 / 76.9 / 100 (0/0): g04/g13 (the scheduler's event loop: warmup in the structure
-    #   map, starting in its labels), g05 (SGLang's 'Piecewise CUDA Graph failed with error:' before a cut
-    #   traceback through the scheduler's init)
-    "blind70": (100.0, 76.5, 100.0),
+    # blind70 (SGLang 2026) 100 / 76.9 / 100 (0/0) -> 100 / 84.6 / 100: the piecewise runner's failed capture
+    #   (g05). Left: g04/g13 (the scheduler's event loop: warmup in the structure map, starting in its labels)
+    "blind70": (100.0, 84.5, 100.0),
     # blind71 (ready starts, OOMs) 92.9 / 100 / 88.9 (8/9) -> 100 / 100 / 100 (9/9): torch's OOM body without its head
     "blind71": (100.0, 100.0, 100.0),
 }
