@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coldwatch.normalise import MAX_RECORD, Normaliser, normalise, split_records
+from coldwatch.normalise import MAX_RECORD, Normaliser, normalise, split_records, unwrap
 from coldwatch.replay import replay
 
 
@@ -165,3 +165,31 @@ def test_a_consoles_bare_time_before_each_line_is_its_stamp_not_the_lines_text()
     assert (tagged.text, tagged.rank) == ("Load weight begin. avail mem=3 GB", "TP3")
     (pylog,) = Normaliser().lines(b"2025-03-11 09:50:47,123 - vllm.engine - INFO - init engine took 3 s")
     assert pylog.text == "init engine took 3 s"
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        # kubectl/oc logs --prefix
+        (
+            "[pod/vllm-6f7d8c-x2k9q/vllm] INFO 12-02 08:00:01 [core.py:1] Loading weights took 3.1 seconds",
+            "Loading weights took 3.1 seconds",
+        ),
+        # moreutils' ts: its one space only, so a frame keeps its indent
+        ('Dec 02 08:00:05   File "/x/model_runner.py", line 9, in load_model', 'File "/x/model_runner.py", line 9, in load_model'),
+        # compose's column over journald's prefix: two layers removed
+        ("vllm-1  | 2026-05-30T20:27:01+0000 gpu1 python[1988]: [2026-05-30 20:27:01 TP0] Load weight begin.", "Load weight begin."),
+        # srun --label before a traceback frame
+        ('0:   File "/torch/distributed/c10d.py", line 4, in barrier', 'File "/torch/distributed/c10d.py", line 4, in barrier'),
+    ],
+)
+def test_collector_wrappers_in_layers_are_removed(raw: str, text: str) -> None:
+    assert unwrap(raw)[0].strip() == text
+
+
+def test_ts_time_before_an_error_is_not_read_as_journald_host_and_unit() -> None:
+    # 'api_server.py: error: ...' after ts's stamp looked like journald's 'host unit: '
+    assert (
+        unwrap("Dec 02 08:00:05 api_server.py: error: unrecognized arguments: --x")[0]
+        == "api_server.py: error: unrecognized arguments: --x"
+    )

@@ -205,6 +205,7 @@ def split_coalesced(chunks: Iterable[bytes], max_record: int = MAX_RECORD) -> It
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9;]{1,12}m|#033\[[0-9;]{0,12}m")
 """ANSI colour codes: raw, with the ESC lost (`[1;36m`), or as CloudWatch's export writes ESC (`#033[1;36m`)."""
+_LEVELS = ("INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # outer wrappers, each removed at most once, in this order
@@ -214,9 +215,14 @@ _GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)
 _TRACING = re.compile(r" ?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) +[A-Za-z_][\w.]*: ")
 """After an RFC 3339 time, a tracing-style level and target ('2025-11-05T01:56:54.28Z  INFO
 model_runner.init_device_graphs: Capture cuda graph end.', NVIDIA Dynamo re-logging SGLang's lines)."""
-_JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?: ")
-_JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) \S+ [^\s:\[]+(?:\[\d+\])?: ")
-"""journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '."""
+_JOURNAL_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? \S+ [^\s:\[]+(?:\[\d+\])?:(?: |$)")
+_JOURNAL_SHORT = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d) [^\s:]+ (?:[^\s:\[]+\[\d+\]|kernel):(?: |$)")
+"""journald's short format in any locale: 'May 30 20:27:13 host unit[pid]: ', 'авг 18 14:15:04 host python3[27876]: '.
+The pid is required (but for the kernel's lines), so that ``ts``'s time before an engine's 'ValueError: x: y'
+is not read as a host and a unit."""
+_TS = re.compile(r"^([^\W\d_]{3,5}\.?) ([ \d]\d) (\d\d:\d\d:\d\d)(?:\.\d+)?(?: |$)")
+"""moreutils' ``ts`` before each line, its default format ('Dec 02 08:00:05 '): journald's short time
+without host and unit; exactly one space is its own, so a traceback frame keeps its indent."""
 _CSV = re.compile(r"^\d{10,13},")
 _RUNPOD = re.compile(r"^[a-z0-9]{8,24}\[(?:info|warning|error|debug|critical)\]")
 """A serverless console's worker id and level before each line ('j6zswihe185nfq[info]...', RunPod)."""
@@ -225,9 +231,12 @@ _FILE_FIRST = re.compile(r"^[\w.-]+\.py +:\d+ +(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[
 _CLOUD = re.compile(r"^(?:DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z ")
 """Google Cloud Logging's export: severity and an RFC 3339 time before each line ('ERROR 2025-04-05T00:01:19.2Z ')."""
 """CloudWatch Logs exported as CSV (SageMaker): '<epoch ms>,<message>', quoted when the message holds a comma."""
-_SRUN = re.compile(r"^\d{1,4}: (?=\S)")
-"""Slurm's task label before each line ('srun --label': '0: [rank0]:[W305 ...] ...')."""
+_SRUN = re.compile(r"^\d{1,4}: ")
+"""Slurm's task label before each line ('srun --label': '0: [rank0]:[W305 ...] ...'); its one space only,
+so a frame keeps its indent ('0:   File "..."')."""
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
+_KUBECTL = re.compile(r"^\[pod/[\w.-]+/[\w.-]+\] ")
+"""``kubectl logs --prefix`` (and ``oc logs --prefix``): '[pod/vllm-6f7d8c-x2k9q/vllm] ' before each line."""
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
 _RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:")
@@ -332,6 +341,10 @@ def _collector(text: str) -> tuple[str, _Stamp | None]:
         if m:
             month = _MONTHS.get(m.group(1))
             return text[m.end() :], _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
+        m = _TS.match(text)
+        if m:
+            month = _MONTHS.get(m.group(1))
+            return text[m.end() :], _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
     elif c0.isdigit() and "," in text[10:14]:
         m = _CSV.match(text)
         if m:
@@ -350,6 +363,8 @@ def _process(text: str) -> tuple[str, str]:
     """The wrappers a process manager adds (compose's service column, Ray's and vLLM's process
     tag, Ray's repeat suffix, torchrun's rank): the text without them, and the rank they name."""
     rank = ""
+    if text.startswith("[pod/") and (m := _KUBECTL.match(text)) is not None:
+        text = text[m.end() :]
     if " | " in text[:64]:
         m = _COMPOSE.match(text)
         if m and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
@@ -390,6 +405,28 @@ def _bracketed(text: str) -> tuple[str, str, _Stamp | None]:
     return text, "", None
 
 
+def _outer(record: str) -> tuple[str, str, _Stamp | None]:
+    """The wrappers outside the engine's own prefix: Slurm's task label, a collector's (``_collector``),
+    a process manager's (``_process``), in that order; again while a pass removed one, as a log can pass
+    through several (compose's column over journald's, kubectl's time over a file's ``ts`` stamps), up
+    to three layers. The outermost stamp is the collector's time; the rank is the innermost named."""
+    text, rank, outer = record, "", None
+    for _ in range(3):
+        before = text
+        if text[:1].isdigit() and ": " in text[1:6] and (m := _SRUN.match(text)) is not None:
+            text = text[m.end() :]
+        if text[:1].isalnum():  # a record that opens with '[' or '(' carries no collector's wrapper
+            text, stamp = _collector(text)
+            outer = outer or stamp
+        # where a process manager's wrapper can be: its first or last characters
+        if text[:1] == "(" or " | " in text[:64] or text.startswith(("[rank", "[pod/")) or text.endswith("cluster]"):
+            text, r = _process(text)
+            rank = r or rank
+        if text is before or text == before:
+            break
+    return text, rank, outer
+
+
 def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
     """Strip wrappers and prefixes. Returns (text, rank, stamp, style).
 
@@ -399,13 +436,7 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
 
     Each regex runs only when the first characters allow it to match (this is the hot path).
     """
-    text, rank, outer = record, "", None
-    if record[:1].isdigit() and ": " in record[1:6] and (m := _SRUN.match(record)) is not None:
-        record = text = record[m.end() :]
-    if record[:1].isalnum():  # a record that opens with '[' or '(' carries no collector's wrapper
-        text, outer = _collector(record)
-    if text[:1] == "(" or " | " in text[:64] or text.startswith("[rank") or text.endswith("cluster]"):
-        text, rank = _process(text)  # where a process manager's wrapper can be: its first or last characters
+    text, rank, outer = _outer(record)
     inner: _Stamp | None = None  # the engine's own prefix, the common case: inline
     style = ""
     c0 = text[:1]
@@ -542,11 +573,14 @@ class Normaliser:
         if not raw.isprintable():
             raw = _CTRL.sub("", raw).replace("\t", " ")
         raw = raw.rstrip()
-        if raw[:1] == ">" and raw[1:2] in ("", " "):
-            raw = raw[2:]  # a markdown quote's marker (a log pasted into an issue as a reply): not the log's
+        while raw[:1] == ">" and raw[1:2] in ("", " ", ">"):
+            # a markdown quote's marker (a log pasted into an issue as a reply, a reply quoting one): not the log's
+            raw = raw[2:] if raw[1:2] != ">" else raw[1:]
         if raw[:1] == " ":
-            lead = raw.lstrip()  # a paste indented in a table or a quote: a dated line's indent is not the log's
-            if (lead[:1].isdigit() and lead[4:5] == "-") or lead[:3] == "[20":
+            # a paste indented in a table, a list or a quote: the indent of a line that opens with a
+            # stamp, a bracketed prefix, a process tag or a level word is not the log's (a frame's is)
+            lead = raw.lstrip()
+            if lead[:1] in "[(" or lead[:1].isdigit() or lead.startswith(_LEVELS):
                 raw = lead
         if not raw:
             return []
