@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,12 @@ def labels(folder: Path) -> list[dict[str, Any]]:
 
 def judge_file(path: Path) -> dict[str, Any]:
     with path.open("rb") as fh:
-        j, v = replay(read_chunks(fh))
+        return judge_chunks(read_chunks(fh))
+
+
+def judge_chunks(chunks: Iterable[bytes]) -> dict[str, Any]:
+    """One log's verdict: outcome, phase, kind and the line that decided it."""
+    j, v = replay(chunks)
     st = j.state
     deciding = v.reason if v.outcome != "incomplete" else st.last_line
     outcome = getattr(v.outcome, "value", v.outcome)  # the plain word in the report, not the enum's repr

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from benchmarks.verdicts import CORPORA, labels
-from coldwatch.replay import read_chunks, replay
+from benchmarks.verdicts import CORPORA, judge_chunks, labels
+from coldwatch.replay import read_chunks
 
 _WHEN = re.compile(rb"(?<!\d)(?:(?:\d{4}-)?(\d\d)-(\d\d)[ T])?([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?!\d)")
 
@@ -85,12 +85,13 @@ def wrap(data: bytes, name: str) -> bytes:
 
 
 def verdict(data: bytes) -> tuple[str, str | None, str | None]:
-    _, v = replay(read_chunks(io.BytesIO(data)))
-    return str(getattr(v.outcome, "value", v.outcome)), v.phase, v.failure_kind
+    """(outcome, last phase, failure kind) of one log, read as ``benchmarks.verdicts`` reads a file."""
+    got = judge_chunks(read_chunks(io.BytesIO(data)))
+    return got["outcome"], got["phase"], got["kind"]
 
 
-def _one(job: tuple[str, str, list[str]]) -> tuple[str, tuple, dict[str, tuple]]:
-    path, _, names = job
+def _one(job: tuple[str, list[str]]) -> tuple[str, tuple, dict[str, tuple]]:
+    path, names = job
     data = Path(path).read_bytes()
     base = verdict(data)
     return path, base, {n: verdict(wrap(data, n)) for n in names}
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = []
     for c in a.corpus or list(CORPORA):
         for lab in labels(CORPORA[c]):
-            jobs.append((str(CORPORA[c] / lab["file"]), c, names))
+            jobs.append((str(CORPORA[c] / lab["file"]), names))
     with ProcessPoolExecutor(a.jobs) as ex:
         results = list(ex.map(_one, jobs, chunksize=8))
     print(f"{len(results)} labelled logs, each replayed as it is and through {len(names)} wrappers")

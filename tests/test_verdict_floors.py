@@ -15,7 +15,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import verdicts  # noqa: E402
+from benchmarks import verdicts, wrappers  # noqa: E402
 
 # corpus: (outcome %, last phase %, kind %)
 FLOORS = {
@@ -319,3 +319,18 @@ def test_oom_and_nccl_kinds_stay_above_their_floors(corpus: str) -> None:
     s = verdicts.score(folder)
     hard = [m for m in s.misses if m["want"][2] in ("oom", "nccl") and m["got"][2] != m["want"][2]]
     assert s.hard_n and s.pct(s.hard, s.hard_n) >= HARD_FLOORS[corpus], f"{corpus}: {hard}"
+
+
+@pytest.mark.parametrize("wrapper", sorted(wrappers.WRAPPERS))
+def test_team_logs_keep_their_verdict_through_every_collector_and_paste(wrapper: str) -> None:
+    """``python -m benchmarks.wrappers`` on the team's own corpora: a log that reaches coldwatch through
+    compose, kubectl, journald, ts, srun, a quote, an indent or CRLF keeps the verdict it has bare (before
+    the layered unwrap, seven of the wrappers changed a verdict here: the journald capture OOM's kind, a real
+    SGLang start's)."""
+    moved = []
+    for corpus in ("shared", "real", "composed"):
+        for lab in verdicts.labels(verdicts.CORPORA[corpus]):
+            data = (verdicts.CORPORA[corpus] / lab["file"]).read_bytes()
+            if (got := wrappers.verdict(wrappers.wrap(data, wrapper))) != (base := wrappers.verdict(data)):
+                moved.append((lab["file"], base, got))
+    assert not moved

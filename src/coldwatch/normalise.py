@@ -208,7 +208,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[[0-9
 _LEVELS = ("INFO ", "WARNING ", "ERROR ", "DEBUG ", "CRITICAL ")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
-# outer wrappers, each removed at most once, in this order
+# outer wrappers: one of each kind per pass, in this order; ``_outer`` makes up to three passes
 # RFC 3339 first on the line: GitHub Actions logs, `docker logs --timestamps` (UTC, "Z") and
 # `podman logs --timestamps` (an offset); a stamp alone on its line is a CR-split bar's first record
 _GHA = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)(?: |$)")
@@ -337,11 +337,7 @@ def _collector(text: str) -> tuple[str, _Stamp | None]:
         d, s = _secs(m.group(1)[:10], m.group(1)[11:19])
         return text[m.end() :], _Stamp("iso", d, s)
     elif c0.isalpha() and " " in text[3:7]:
-        m = _JOURNAL_SHORT.match(text)
-        if m:
-            month = _MONTHS.get(m.group(1))
-            return text[m.end() :], _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
-        m = _TS.match(text)
+        m = _JOURNAL_SHORT.match(text) or _TS.match(text)
         if m:
             month = _MONTHS.get(m.group(1))
             return text[m.end() :], _Stamp("journal", _md(month, int(m.group(2))) if month else None, _secs(None, m.group(3))[1])
@@ -422,7 +418,7 @@ def _outer(record: str) -> tuple[str, str, _Stamp | None]:
         if text[:1] == "(" or " | " in text[:64] or text.startswith(("[rank", "[pod/")) or text.endswith("cluster]"):
             text, r = _process(text)
             rank = r or rank
-        if text is before or text == before:
+        if text == before:
             break
     return text, rank, outer
 
@@ -575,7 +571,7 @@ class Normaliser:
         raw = raw.rstrip()
         while raw[:1] == ">" and raw[1:2] in ("", " ", ">"):
             # a markdown quote's marker (a log pasted into an issue as a reply, a reply quoting one): not the log's
-            raw = raw[2:] if raw[1:2] != ">" else raw[1:]
+            raw = raw[1:] if raw[1:2] == ">" else raw[2:]
         if raw[:1] == " ":
             # a paste indented in a table, a list or a quote: the indent of a line that opens with a
             # stamp, a bracketed prefix, a process tag or a level word is not the log's (a frame's is)
