@@ -84,13 +84,16 @@ def wrap(data: bytes, name: str) -> bytes:
     return b"\n".join(out) + (b"\n" if tail is not None else b"")
 
 
-def verdict(data: bytes) -> tuple[str, str | None, str | None]:
+Verdict = tuple[str, str | None, str | None]
+
+
+def verdict(data: bytes) -> Verdict:
     """(outcome, last phase, failure kind) of one log, read as ``benchmarks.verdicts`` reads a file."""
     got = judge_chunks(read_chunks(io.BytesIO(data)))
     return got["outcome"], got["phase"], got["kind"]
 
 
-def _one(job: tuple[str, list[str]]) -> tuple[str, tuple, dict[str, tuple]]:
+def _one(job: tuple[str, list[str]]) -> tuple[str, Verdict, dict[str, Verdict]]:
     path, names = job
     data = Path(path).read_bytes()
     base = verdict(data)
