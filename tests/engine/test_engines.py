@@ -199,6 +199,9 @@ def test_real_engine_ready_phases_and_latency(eng: Engine, tmp: Path) -> None:
     try:
         r = coldwatch(*srv.args(), timeout=420)
         exited = time.time()
+        # the server is up: let the poller's request in flight (queued behind coldwatch's own probe on a
+        # busy machine) come back before the server is stopped under it
+        poller.join(timeout=15)
     finally:
         stop.set()
         srv.stop()
