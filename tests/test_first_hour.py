@@ -9,14 +9,17 @@ if TYPE_CHECKING:
     from hostfix import GpuHost
 
 import datetime as dt
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from conftest import coldwatch, json_lines
 
+from coldwatch.probes.node import EARLIER_BURST
 from coldwatch.sim import spawn
 
 
@@ -282,30 +285,25 @@ def test_old_stamped_lines_written_during_the_watch_are_this_start(tmp_path: Pat
     log = tmp_path / "live.log"
     log.write_text("")
     sleeper = subprocess.Popen(["sleep", "120"])
-    writer = subprocess.Popen(["sh", "-c", f'sleep 4; cat "{d}/server.log" >> "{log}"'])
+    args = ["--log-cmd", f"tail -F {log}", "--gpu-cmd", "true", "--url", "http://127.0.0.1:9", "--pid", str(sleeper.pid)]
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "coldwatch", "wait", *args, "--interval", "0.5", "--timeout", "40", "-o", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if k != "CI"},
+    )
     try:
-        r = coldwatch(
-            "wait",
-            "--log-cmd",
-            f"tail -F {log}",
-            "--gpu-cmd",
-            "true",
-            "--url",
-            "http://127.0.0.1:9",
-            "--pid",
-            str(sleeper.pid),
-            "--interval",
-            "0.5",
-            "--timeout",
-            "40",
-            "-o",
-            "json",
-            timeout=90,
-        )
+        assert watch.stdout is not None
+        first = watch.stdout.readline()  # the watch has begun (its first probe), however slow its start was
+        time.sleep(EARLIER_BURST + 2)  # past the follower's first burst (an appended log's old lines)
+        with log.open("a") as f:
+            f.write(lines)
+        out, _ = watch.communicate(timeout=90)
     finally:
-        writer.wait()
+        watch.kill()
+        watch.wait()
         sleeper.kill()
         sleeper.wait()
-    res = json_lines(r.stdout)[-1]
+    res = json_lines(first + out)[-1]
     assert "CUDA out of memory" in lines
-    assert r.returncode == 3 and res["failure_kind"] == "oom", res
+    assert watch.returncode == 3 and res["failure_kind"] == "oom", res
