@@ -156,13 +156,19 @@ def test_signals_and_supervisors(last: str, kind: str) -> None:
     assert verdict(log + last + "\n") == ("failed", "kv_alloc", kind)
 
 
-def test_nccl_error_before_any_phase_is_in_dist_init() -> None:
-    """An ERROR line with an NCCL error and nothing else known: the communicators were being built."""
+def test_nccl_error_before_any_phase_is_in_dist_init_only_when_it_names_the_set_up() -> None:
+    """An NCCL error and nothing else known: any collective of the start can raise it, so it failed in
+    `starting` (no phase evidence); one whose words name the communicators' set-up (the init call, the
+    store that hands out the unique id) failed in dist_init."""
     log = (
         "(VllmWorkerProcess pid=1253) ERROR 12-25 01:10:28 multiproc_worker_utils.py:229] RuntimeError: NCCL error: unhandled system error\n"
         "ERROR 12-25 01:10:28 engine.py:366] NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
     )
-    assert verdict(log) == ("failed", "dist_init", "nccl")
+    assert verdict(log) == ("failed", "starting", "nccl")
+    init = "RuntimeError: NCCL error in ncclCommInitRank: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    assert verdict(init) == ("failed", "dist_init", "nccl")
+    store = "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer\n"
+    assert verdict(store) == ("failed", "dist_init", "nccl")
 
 
 def test_error_in_the_serving_loop_is_warmup_whatever_else_the_frames_show() -> None:
@@ -736,7 +742,7 @@ def test_blind40_s_shapes_a_c_plus_plus_report_v2_and_v0_loads_npu_capture_and_i
     'Loading model from scratch...' (p019) and V0's 'Using model weights format [...]' (p044); torch_npu's
     graphs.py capture (p040); IPython's 'File ~/x.py:49, in Class.method(' frames (p048)."""
     ray = "[2023-07-11 15:20:41,680 E 42067 42067] logging.cc:97: Unhandled exception: St13runtime_error. what(): NCCL Error 5: invalid usage\n"
-    assert verdict(ray) == ("failed", "dist_init", "nccl")
+    assert verdict(ray) == ("failed", "starting", "nccl")  # no phase evidence: any collective can raise it
     v2 = "(EngineCore pid=1) INFO 04-01 10:00:00 [model_runner.py:273] Loading model from scratch...\n"
     assert verdict(v2) == ("incomplete", "weight_load", None)
     v0 = "DEBUG 03-01 10:00:00 weight_utils.py:200] Using model weights format ['*.safetensors']\n"

@@ -85,7 +85,7 @@ def test_every_valid_table_of_a_users_file_takes_effect(tmp_path: Path) -> None:
     fail = next(x for x in r.failure if x.id == "site.fail")
     assert (fail.kind, fail.role) == ("exception", "fatal")
     assert any(s.id == "site.start" for s in r.start)
-    assert r.kind[-1].label == "oom" and r.kind_phase["oom"] == "kv_alloc"
+    assert r.kind[-1].label == "oom" and r.kind_phase[-1].phase == "kv_alloc"
     assert r.frame[-1].label == "weight_load" and r.frame_kind[-1].label == "nccl"
     assert r.cause[-1].label == "oom" and r.warning[-1].label == "site cache cold" and r.timing[-1].label == "site_load"
     patterns = {

@@ -471,7 +471,7 @@ def test_an_nccl_error_carrying_a_cuda_oom_is_oom() -> None:
         + "ERROR 05-21 09:27:46 [multiproc_executor.py:123] Worker proc VllmWorker-6 died unexpectedly,\n"
     )  # fmt: skip
     assert verdict(log) == ("failed", "starting", "oom")
-    assert verdict(log.replace("out of memory", "invalid argument")) == ("failed", "dist_init", "nccl")
+    assert verdict(log.replace("out of memory", "invalid argument")) == ("failed", "starting", "nccl")
 
 
 def test_nccls_own_error_path_is_an_nccl_failure() -> None:

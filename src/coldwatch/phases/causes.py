@@ -159,9 +159,18 @@ class CauseRanker:
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or self._text_phase(f) or self._log_phase() or self.rules.kind_phase.get(f.kind)
+        f.phase = self._frame_phase() or self._text_phase(f) or self._log_phase() or self._kind_phase(f)
         if f.phase is not None and f.phase not in st.spans:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
+
+    def _kind_phase(self, f: Failure) -> str | None:
+        """Where the failure's own words put it when nothing else does: a [[kind]] rule's phase, when the
+        failure is of that kind and that rule's words are in it (an NCCL communicator being set up)."""
+        texts = (f.root, f.trigger, f.later, self.state.chain_text, self.state.cause[1] if self.state.cause else None)
+        for rule in self.rules.kind_phase:
+            if rule.kind == f.kind and any(t and rule.regex.search(t) for t in texts):
+                return rule.phase
+        return None
 
     def _text_phase(self, f: Failure) -> str | None:
         """Where the error's own words put it ([[frame]] text rules): an error that can only happen in

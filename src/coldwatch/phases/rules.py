@@ -117,6 +117,15 @@ class TaggedRegex:
     the engine runs next), e.g. vLLM's sampler warm-up, which also runs in the memory profile."""
 
 
+@dataclass(frozen=True, slots=True)
+class KindPhase:
+    """A [[kind]] rule with a phase: a failure of that kind whose words match it happened there."""
+
+    kind: str
+    phase: str
+    regex: re.Pattern[str]
+
+
 @dataclass(slots=True)
 class RuleSet:
     """Every rule of every engine, in evaluation order."""
@@ -132,8 +141,9 @@ class RuleSet:
     """Traceback frames -> failure kind, for a traceback whose exception line is missing (a cut paste)."""
     cause: list[TaggedRegex] = field(default_factory=list)
     """Lines that explain a later failure without being one ('Available memory: 0'): kind when the failure's own text has none."""
-    kind_phase: dict[str, str] = field(default_factory=dict)
-    """Where a failure of a kind happened when neither frames nor phase markers say (nccl -> dist_init)."""
+    kind_phase: list[KindPhase] = field(default_factory=list)
+    """Where a failure happened when neither frames nor phase markers say, from its own words (an NCCL
+    communicator being set up -> dist_init)."""
     warning: list[TaggedRegex] = field(default_factory=list)
     """Lines that are no failure but that a user must hear about (a weight cache that fell back to disk): message."""
     text_phase: list[TaggedRegex] = field(default_factory=list)
@@ -241,9 +251,10 @@ def _start_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> N
 
 def _kind_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
     kind = _kind(e.get("kind"), where)
-    rules.kind.append(TaggedRegex(kind, _pattern(e, where)))
+    rx = _pattern(e, where)
+    rules.kind.append(TaggedRegex(kind, rx))
     if e.get("phase") is not None:
-        rules.kind_phase[kind] = _phase(e.get("phase"), where)
+        rules.kind_phase.append(KindPhase(kind, _phase(e.get("phase"), where), rx))
 
 
 def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
@@ -370,7 +381,7 @@ def load_rules(extra: list[Path] | None = None) -> RuleSet:
         list(base.start),
         list(base.frame_kind),
         list(base.cause),
-        dict(base.kind_phase),
+        list(base.kind_phase),
         list(base.warning),
         list(base.text_phase),
         list(base.timing),
