@@ -1312,3 +1312,20 @@ def test_the_piecewise_runners_failed_capture_places_a_traceback_cut_above_its_f
         '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 3000, in run_scheduler_process\n'
     )
     assert verdict(log)[0:2] == ("failed", "graph_capture")
+
+
+def test_blind72_s_shapes_tilelang_compiles_and_a_csrc_cudacheck_before_the_workers_death() -> None:
+    """TileLang's JIT ('TileLang begins to compile kernel', blind72 t07) is jit_compile; vLLM csrc's CUDACHECK
+    ("Failed: Cuda error FILE:LINE '...'", then exit) is the cause, the executor's 'died unexpectedly' its
+    consequence (t02)."""
+    p = "(Worker_TP0_EP0 pid=1020) 2026-09-02 14:02:51  [TileLang:tilelang.jit.kernel:INFO] (kernel.py:129): "
+    assert verdict(p + "TileLang begins to compile kernel `hc_prenorm_gemm_tilelang` with `out_idx=None`\n") == (
+        "incomplete",
+        "jit_compile",
+        None,
+    )
+    log = (
+        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:1735 'an illegal memory access was encountered'\n"
+        "(EngineCore pid=684) ERROR 09-07 03:15:57 [multiproc_executor.py:284] Worker proc VllmWorker-7 died unexpectedly, shutting down executor.\n"
+    )
+    assert verdict(log) == ("failed", "starting", "other")

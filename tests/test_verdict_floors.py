@@ -267,6 +267,9 @@ FLOORS = {
     "blind70": (100.0, 84.5, 100.0),
     # blind71 (ready starts, OOMs) 92.9 / 100 / 88.9 (8/9) -> 100 / 100 / 100 (9/9): torch's OOM body without its head
     "blind71": (100.0, 100.0, 100.0),
+    # blind72 (2026-06..09 threads, scored after the NCCL-set-up decision) 100 / 93.3 / 87.5 (0/0) -> 100 / 100 / 100:
+    #   TileLang's kernel compiles (t07), vLLM csrc's CUDACHECK line before the worker's death (t02)
+    "blind72": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
