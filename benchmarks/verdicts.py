@@ -74,6 +74,7 @@ CORPORA = {
     "blind70": LOGS / "blind70",
     "blind71": LOGS / "blind71",
     "blind72": LOGS / "blind72",
+    "blind73": LOGS / "blind73",
 }
 
 
