@@ -1329,3 +1329,13 @@ def test_blind72_s_shapes_tilelang_compiles_and_a_csrc_cudacheck_before_the_work
         "(EngineCore pid=684) ERROR 09-07 03:15:57 [multiproc_executor.py:284] Worker proc VllmWorker-7 died unexpectedly, shutting down executor.\n"
     )
     assert verdict(log) == ("failed", "starting", "other")
+
+
+def test_xlas_resource_exhausted_about_memory_is_oom() -> None:
+    """vLLM on TPU: XLA's 'RESOURCE_EXHAUSTED: Error loading program: Attempting to reserve 1.04G at the bottom
+    of memory' inside a RuntimeError is the TPU's OOM (blind73 w02); a RESOURCE_EXHAUSTED about anything else
+    keeps the exception's kind."""
+    line = "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: Error loading program: Attempting to reserve 1.04G at the bottom of memory. That was not possible.\n"
+    assert verdict(line) == ("failed", "starting", "oom")
+    other = "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: too many open streams\n"
+    assert verdict(other) == ("failed", "starting", "exception")

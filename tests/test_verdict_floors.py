@@ -270,6 +270,10 @@ FLOORS = {
     # blind72 (2026-06..09 threads, scored after the NCCL-set-up decision) 100 / 93.3 / 87.5 (0/0) -> 100 / 100 / 100:
     #   TileLang's kernel compiles (t07), vLLM csrc's CUDACHECK line before the worker's death (t02)
     "blind72": (100.0, 100.0, 100.0),
+    # blind73 (TPU, Ascend, ROCm, Gaudi, Kunlun; llm-d, Ray Serve, Slurm, CI) 100 / 100 / 83.3 (0/1) -> 100 / 100 / 91.7
+    #   (1/1): XLA's RESOURCE_EXHAUSTED about memory is oom (w02). Left: w16 (a cut traceback in torch's TCP-store
+    #   rendezvous under init_process_group: nccl by the frames' rule, other in its label)
+    "blind73": (100.0, 100.0, 91.5),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -313,7 +317,8 @@ HARD_FLOORS = {
     "blind66": 100.0,
     "blind67": 100.0,
     "blind68": 100.0,
-    "blind71": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
+    "blind71": 100.0,
+    "blind73": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
 }
 
 
