@@ -1339,3 +1339,12 @@ def test_xlas_resource_exhausted_about_memory_is_oom() -> None:
     assert verdict(line) == ("failed", "starting", "oom")
     other = "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: too many open streams\n"
     assert verdict(other) == ("failed", "starting", "exception")
+
+
+def test_a_kernel_build_that_failed_is_jit_compile_only_where_nothing_else_places_it() -> None:
+    """FlashInfer's 'Ninja build failed' with no marker before it: the JIT phase (blind55 y018); the same
+    failure after SGLang's capture began is the capture's (the kernel is the cause, not the phase)."""
+    fail = "RuntimeError: Ninja build failed. Ninja output:\nninja: Entering directory `/root/.cache/flashinfer/100/cached_ops'\n"
+    assert verdict(fail) == ("failed", "jit_compile", "exception")
+    capture = "[2025-07-01 10:00:00 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.00 GB\n"
+    assert verdict(capture + fail) == ("failed", "graph_capture", "exception")

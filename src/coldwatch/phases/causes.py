@@ -165,10 +165,11 @@ class CauseRanker:
 
     def _kind_phase(self, f: Failure) -> str | None:
         """Where the failure's own words put it when nothing else does: a [[kind]] rule's phase, when the
-        failure is of that kind and that rule's words are in it (an NCCL communicator being set up)."""
+        failure is of that kind and that rule's words are in it (an NCCL communicator being set up), or a
+        fallback [[frame]] text rule's (a kernel build that failed before any marker)."""
         texts = (f.root, f.trigger, f.later, self.state.chain_text, self.state.cause[1] if self.state.cause else None)
         for rule in self.rules.kind_phase:
-            if rule.kind == f.kind and any(t and rule.regex.search(t) for t in texts):
+            if rule.kind in ("", f.kind) and any(t and rule.regex.search(t) for t in texts):
                 return rule.phase
         return None
 

@@ -119,7 +119,8 @@ class TaggedRegex:
 
 @dataclass(frozen=True, slots=True)
 class KindPhase:
-    """A [[kind]] rule with a phase: a failure of that kind whose words match it happened there."""
+    """Where a failure happened when nothing else places it, from its own words: a [[kind]] rule with a
+    phase (a failure of that kind), or a [[frame]] text rule with ``fallback = true`` (kind "": any)."""
 
     kind: str
     phase: str
@@ -259,7 +260,11 @@ def _kind_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> No
 
 def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
     if e.get("text") is not None and e.get("pattern") is None:
-        rules.text_phase.append(TaggedRegex(_phase(e.get("phase"), where), _pattern(e, where, key="text")))
+        phase, rx = _phase(e.get("phase"), where), _pattern(e, where, key="text")
+        if e.get("fallback") is True:
+            rules.kind_phase.append(KindPhase("", phase, rx))  # only where neither frames nor the log say
+        else:
+            rules.text_phase.append(TaggedRegex(phase, rx))
         return
     rx = _pattern(e, where)
     if e.get("kind") is not None:
