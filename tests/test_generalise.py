@@ -1348,3 +1348,10 @@ def test_a_kernel_build_that_failed_is_jit_compile_only_where_nothing_else_place
     assert verdict(fail) == ("failed", "jit_compile", "exception")
     capture = "[2025-07-01 10:00:00 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.00 GB\n"
     assert verdict(capture + fail) == ("failed", "graph_capture", "exception")
+
+
+def test_a_bare_cuda_error_message_fails_the_start() -> None:
+    """'CUDA error: invalid device ordinal' on its own line (a launcher logging str(e), blind59 p015): the
+    device refused, failed in starting, kind other (no exception type in the text); its OOM is oom."""
+    assert verdict("CUDA error: invalid device ordinal\n") == ("failed", "starting", "other")
+    assert verdict("CUDA error: out of memory\n") == ("failed", "starting", "oom")

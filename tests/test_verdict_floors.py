@@ -212,7 +212,8 @@ FLOORS = {
     #   budget error, the Ray executor's dead worker. Left: p015 (a bare 'CUDA error:' line), p012's phase (nccl
     #   before any marker: dist_init here, starting in its label)
     # 96.0 -> 100.0 last phase: an NCCL error before any marker is dist_init only in its set-up words (gained)
-    "blind59": (96.0, 100.0, 91.5),
+    # 100 / 100 / 100 with a bare "CUDA error: <message>" line a failure (p015)
+    "blind59": (100.0, 100.0, 100.0),
     # blind60 (wrapper projects) 96.2 / 92.3 / 90.0 (2/2) -> 100 / 96.2 / 90.0 (2/2): vLLM's stats line is the API
     #   server up, idle or not. Left: b001 (nccl before any marker), b022 (Ray's RayTaskError header: exception)
     # 96.2 -> 100.0 last phase: an NCCL error before any marker is dist_init only in its set-up words (gained)
