@@ -432,7 +432,10 @@ def unwrap(record: str, depth: int = 0) -> tuple[str, str, _Stamp | None, str]:
 
     Each regex runs only when the first characters allow it to match (this is the hot path).
     """
-    text, rank, outer = _outer(record)
+    if record[:1] == "[" and not record.startswith(("[rank", "[pod/")) and " | " not in record[:64] and not record.endswith("cluster]"):
+        text, rank, outer = record, "", None  # the engine's own bracket first (SGLang's stamp): no wrapper outside it
+    else:
+        text, rank, outer = _outer(record)
     inner: _Stamp | None = None  # the engine's own prefix, the common case: inline
     style = ""
     c0 = text[:1]
