@@ -73,6 +73,7 @@ CORPORA = {
     "blind69": LOGS / "blind69",
     "blind70": LOGS / "blind70",
     "blind71": LOGS / "blind71",
+    "blind74": LOGS / "blind74",
 }
 
 
