@@ -76,6 +76,7 @@ CORPORA = {
     "blind72": LOGS / "blind72",
     "blind73": LOGS / "blind73",
     "blind74": LOGS / "blind74",
+    "blind76": LOGS / "blind76",
 }
 
 
