@@ -1355,3 +1355,30 @@ def test_a_bare_cuda_error_message_fails_the_start() -> None:
     device refused, failed in starting, kind other (no exception type in the text); its OOM is oom."""
     assert verdict("CUDA error: invalid device ordinal\n") == ("failed", "starting", "other")
     assert verdict("CUDA error: out of memory\n") == ("failed", "starting", "oom")
+
+
+def test_blind76_s_shapes_gloo_connect_a_v0_worker_killed_the_rendezvous_store() -> None:
+    """Gloo's 'connectFullMesh failed' alone behind a Ray worker's prefix (blind76 k02): nccl, in dist_init (its
+    connect); V0's 'Worker VllmWorkerProcess pid 320 died, exit code: -9' (k03): killed; a traceback through
+    torch's rendezvous store (k01): dist_init."""
+    gloo = "(RayWorkerWrapper pid=933, ip=10.0.0.2) [rank1]:[E528 08:52:46.164295950 ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+    assert verdict(gloo) == ("failed", "dist_init", "nccl")
+    died = "ERROR 03-19 13:02:05 [multiproc_worker_utils.py:124] Worker VllmWorkerProcess pid 320 died, exit code: -9\nINFO 03-19 13:02:05 [multiproc_worker_utils.py:128] Killing local vLLM worker processes\n"
+    assert verdict(died) == ("failed", "starting", "killed")
+    p = "ERROR 10-25 12:21:14 worker_base.py:145] "
+    store = (
+        f'{p}  File "/env/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 174, in _create_c10d_store\n'
+        f"{p}    return TCPStore(\n"
+        f"{p}torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/2 clients joined.\n"
+    )
+    assert verdict(store)[:2] == ("failed", "dist_init")
+
+
+def test_a_cause_logged_after_its_consequence_is_the_cause() -> None:
+    """Ranks interleave: one worker's death ('died, exit code: -6') is logged before rank 0's NCCL watchdog
+    timeout; the timeout is the cause (nccl), the death its consequence (blind42 d033)."""
+    log = (
+        "ERROR 07-01 13:54:43 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 1159 died, exit code: -6\n"
+        "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600059 milliseconds before timing out.\n"
+    )
+    assert verdict(log) == ("failed", "starting", "nccl")

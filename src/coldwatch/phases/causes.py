@@ -60,6 +60,13 @@ class CauseRanker:
             if st.failure.definitive:
                 self.emit_failed(t)
             return
+        if role != "consequence" and f.root is None and self.consequence_only(f):
+            # the cause logged after its consequence (ranks interleave: 'Worker ... died, exit code: -6', then
+            # the other rank's NCCL watchdog timeout): the error is the cause, the death its consequence
+            f.trigger, f.rule, f.kind, f.rule_kind = text, rule, kind, kind
+            if f.definitive:
+                self.refine(f)
+            return
         if role == "fatal" and not f.later and text != f.trigger:
             f.later = text
             if f.definitive and f.root is None:
