@@ -75,6 +75,7 @@ CORPORA = {
     "blind71": LOGS / "blind71",
     "blind72": LOGS / "blind72",
     "blind73": LOGS / "blind73",
+    "blind75": LOGS / "blind75",
 }
 
 
