@@ -77,6 +77,7 @@ CORPORA = {
     "blind73": LOGS / "blind73",
     "blind74": LOGS / "blind74",
     "blind76": LOGS / "blind76",
+    "blind75": LOGS / "blind75",
 }
 
 
