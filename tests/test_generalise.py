@@ -1382,3 +1382,27 @@ def test_a_cause_logged_after_its_consequence_is_the_cause() -> None:
         "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600059 milliseconds before timing out.\n"
     )
     assert verdict(log) == ("failed", "starting", "nccl")
+
+
+def test_blind75_s_shapes_a_source_line_names_the_set_up_tenstorrent_and_kunlun() -> None:
+    """The frame's source line before the error names the communicator's init ('self._funcs["ncclCommInitRank"]',
+    blind75 q01): dist_init; Tenstorrent's allocator ('Out of Memory: Not enough space to allocate ... DRAM buffer')
+    under its KV bar (q03): oom in kv_alloc; Kunlun's XCCL init failing (q13): nccl in dist_init."""
+    w = "(VllmWorker rank=3 pid=4665) ERROR 08-05 14:13:44 [multiproc_executor.py:487] "
+    nccl = (
+        f'{w}    self.NCCL_CHECK(self._funcs["ncclCommInitRank"](ctypes.byref(comm),\n'
+        f'{w}  File "/usr/lib/python3/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", line 257, in NCCL_CHECK\n'
+        f'{w}    raise RuntimeError(f"NCCL error: {{error_str}}")\n'
+        f"{w}RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    assert verdict(nccl) == ("failed", "dist_init", "nccl")
+    tt = (
+        "Allocating TT kv caches for each layer (submesh 1):  69%|######   | 22/32 [00:01<00:00, 11.60it/s]\n"
+        "Out of Memory: Not enough space to allocate 71999488 B DRAM buffer across 12 banks, where each bank needs to store 6000320 B\n"
+    )
+    assert verdict(tt) == ("failed", "kv_alloc", "oom")
+    xccl = (
+        "[XCCL][init.cpp:1227] host 10.0.0.1 addr_window check failed\n"
+        "ValueError: [INVALID PARAMETER]: error code= 1(at .../torch_xmlir/csrc/new_xccl/XCCLUtils.hpp:53)\n"
+    )
+    assert verdict(xccl) == ("failed", "dist_init", "nccl")

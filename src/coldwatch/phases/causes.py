@@ -50,6 +50,7 @@ class CauseRanker:
             # framed ('ValueError: ...' a CI harness printed): that exception is the root error
             root = st.orphan_exc if role == "consequence" and st.orphan_exc else None
             st.failure = Failure("exception" if root else kind, text, rule, t, definitive=(role != "candidate"), root=root)
+            st.failure.context = " ".join(st.recent)[-1000:]
             # a candidate opens a traceback (its frames may follow), except the collective library's own
             # C log lines ('NCCL INFO file.cc:12 -> 1'), CANN's report and a shell's words, which no Python
             # frame follows
@@ -174,7 +175,7 @@ class CauseRanker:
         """Where the failure's own words put it when nothing else does: a [[kind]] rule's phase, when the
         failure is of that kind and that rule's words are in it (an NCCL communicator being set up), or a
         fallback [[frame]] text rule's (a kernel build that failed before any marker)."""
-        texts = (f.root, f.trigger, f.later, self.state.chain_text, self.state.cause[1] if self.state.cause else None)
+        texts = (f.root, f.trigger, f.later, self.state.chain_text, self.state.cause[1] if self.state.cause else None, f.context)
         for rule in self.rules.kind_phase:
             if rule.kind in ("", f.kind) and any(t and rule.regex.search(t) for t in texts):
                 return rule.phase

@@ -47,6 +47,9 @@ class Failure:
     later: str = ""
     """A later fatal line of the same failure (the engine's wrapper re-raising it: SGLang's 'Capture cuda
     graph failed: CUDA out of memory ...' after the kernel's own OOM): its words can place it."""
+    context: str = ""
+    """The lines just before its cause, when it was recorded (a frame's source line naming the call that
+    failed: 'self.NCCL_CHECK(self._funcs["ncclCommInitRank"](...)'): its words can place it too."""
 
     @property
     def cause(self) -> str:

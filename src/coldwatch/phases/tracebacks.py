@@ -70,6 +70,10 @@ class TracebackReader:
         st.unraisable = 0  # no traceback after the header: a line of the log again
         return False
 
+    def _failure(self, kind: str, trigger: str, rule: str, t: float | None, definitive: bool, root: str | None = None) -> Failure:
+        """A failure this reader found, with the lines just before it (the words that may place it)."""
+        return Failure(kind, trigger, rule, t, definitive, root=root, context=" ".join(self.state.recent)[-1000:])
+
     def read(self, text: str, t: float | None) -> None:
         """One line of the log (every line passes here, before any rule)."""
         st = self.state
@@ -196,9 +200,10 @@ class TracebackReader:
             st.chain_at = -1  # the outer traceback of a chain ends with its own exception line
             f = st.failure
             if f is None:
-                st.failure = Failure("exception", text, "common.exception_line", t, definitive=False, root=text)
+                st.failure = self._failure("exception", text, "common.exception_line", t, False, root=text)
             elif f.root is None:
                 f.root = text
+                f.context = f.context or " ".join(st.recent)[-1000:]
                 if f.definitive:
                     self._causes.refine(f)
                     self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
@@ -245,14 +250,14 @@ class TracebackReader:
             elif st.call and st.frames and not st.frames_done:
                 st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
             if f is None and st.orphan_exc:  # ranks fail together: the exception another rank logged
-                st.failure = Failure("exception", st.orphan_exc, "common.exception_line", st.last_t, False, root=st.orphan_exc)
+                st.failure = self._failure("exception", st.orphan_exc, "common.exception_line", st.last_t, False, root=st.orphan_exc)
             elif f is not None and st.orphan_exc:
                 f.root = st.orphan_exc
             elif f is None:
-                st.failure = Failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
+                st.failure = self._failure("other", "traceback cut before its exception line", "common.cut_traceback", st.last_t, False)
         elif (f is None or (f.rule == _CANN_REPORT and not f.definitive)) and st.last_exc is not None:
             text, at, phase = st.last_exc
             if st.lines - at <= EXC_TAIL and st.phase == phase:
                 # the log ends on an exception line, the start not moved on since: it ended with it (CANN's
                 # report after it is its detail, not another failure)
-                st.failure = Failure("exception", text, "common.exception_line", st.last_t, False, root=text)
+                st.failure = self._failure("exception", text, "common.exception_line", st.last_t, False, root=text)
