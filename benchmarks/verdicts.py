@@ -79,6 +79,7 @@ CORPORA = {
     "blind76": LOGS / "blind76",
     "blind75": LOGS / "blind75",
     "blind77": LOGS / "blind77",
+    "blind79": LOGS / "blind79",
 }
 
 
