@@ -1406,3 +1406,22 @@ def test_blind75_s_shapes_a_source_line_names_the_set_up_tenstorrent_and_kunlun(
         "ValueError: [INVALID PARAMETER]: error code= 1(at .../torch_xmlir/csrc/new_xccl/XCCLUtils.hpp:53)\n"
     )
     assert verdict(xccl) == ("failed", "dist_init", "nccl")
+
+
+def test_blind77_and_blind79_s_shapes() -> None:
+    """A kernel library's CUDA check ('CUDA error (csrc/smxx/get_mla_metadata.cu:93): no kernel image ...', blind77
+    g04) fails the start during its capture; Gloo's monitoredBarrier errors explain a later cut traceback as nccl
+    (g09); vLLM V0's 'Writing input of failed execution to ...' is a failure in progress (blind79 m16)."""
+    capture = "[2025-12-01 10:00:00 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=10.00 GB\n"
+    flashmla = (
+        "CUDA error (_deps/repo-flashmla-src/csrc/smxx/get_mla_metadata.cu:93): no kernel image is available for execution on the device\n"
+    )
+    assert verdict(capture + flashmla) == ("failed", "graph_capture", "other")
+    gloo = (
+        "[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0.\n"
+        "[2025-04-21 04:13:43 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2000, in run_scheduler_process\n'
+    )
+    assert verdict(gloo)[2] == "nccl"
+    dump = "(VllmWorkerProcess pid=23680) INFO 10-20 10:00:00 model_runner_base.py:120] Writing input of failed execution to /tmp/err_execute_model_input_20241020-100000.pkl...\n"
+    assert verdict(dump) == ("failed", "starting", "other")

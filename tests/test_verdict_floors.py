@@ -288,6 +288,15 @@ FLOORS = {
     #   KV bar (q02, q03), Kunlun's XCCL (q13). Left: q06 (a cut traceback in ncclCommInitRank: nccl by the issue's
     #   item 4, other in its label), q10 (the encoder cache's profile: kv_alloc in its label)
     "blind75": (100.0, 92.5, 92.5),
+    # blind77 (SGLang and kt-kernel threads) 91.7 / 91.7 / 60.0 (0/1) -> 100 / 91.7 / 80.0 (1/1): a kernel library's
+    #   'CUDA error (file.cu:93): ...' check (g04), Gloo's monitoredBarrier errors as nccl's cause (g09). Left: g08 (exit
+    #   -6 after the scheduler died: killed in its label), g10 (a C++ exception before 'Fatal Python error: Aborted':
+    #   exception in its label), g12 (kt-kernel's own expert-load lines)
+    "blind77": (100.0, 91.5, 80.0),
+    # blind79 (model vendors' threads) 87.5 / 100 / 72.7 (0/0) -> 93.8 / 100 / 81.8: V0's 'Writing input of failed
+    #   execution' (m16). Left: m06 (an AttributeError in the executor's shutdown after the workers failed), m11 (a
+    #   line cut to its 'ERROR 04-28' stamp)
+    "blind79": (93.5, 100.0, 81.5),
     # blind76 (vLLM under launchers, OOM/NCCL threads) 81.8 / 72.7 / 55.6 (1/2) -> 100 / 90.9 / 77.8 (2/2): Gloo's
     #   connectFullMesh line alone (k02), V0's 'Worker ... pid N died, exit code: -9' (k03), torch's rendezvous frames
     #   as dist_init (k01). Left: k07 (init_device's call: a split), k08/k09 (a cut traceback in the model-parallel
@@ -340,6 +349,7 @@ HARD_FLOORS = {
     "blind73": 100.0,
     "blind74": 100.0,
     "blind75": 100.0,
+    "blind77": 100.0,
     "blind76": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
 }
 
