@@ -78,6 +78,7 @@ CORPORA = {
     "blind74": LOGS / "blind74",
     "blind76": LOGS / "blind76",
     "blind75": LOGS / "blind75",
+    "blind78": LOGS / "blind78",
 }
 
 
