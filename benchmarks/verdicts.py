@@ -80,6 +80,7 @@ CORPORA = {
     "blind75": LOGS / "blind75",
     "blind77": LOGS / "blind77",
     "blind79": LOGS / "blind79",
+    "blind78": LOGS / "blind78",
 }
 
 
