@@ -1425,3 +1425,20 @@ def test_blind77_and_blind79_s_shapes() -> None:
     assert verdict(gloo)[2] == "nccl"
     dump = "(VllmWorkerProcess pid=23680) INFO 10-20 10:00:00 model_runner_base.py:120] Writing input of failed execution to /tmp/err_execute_model_input_20241020-100000.pkl...\n"
     assert verdict(dump) == ("failed", "starting", "other")
+
+
+def test_blind78_s_shapes_back_ends_wordings() -> None:
+    """vLLM's back-ends: a bare XLA 'RESOURCE_EXHAUSTED: ... reserve 6.14G ... memory' line is an OOM (TPU, blind78
+    p21); the Gaudi fork's 'Pre-loading model weights on hpu:0 took' is the load (p10); 'world_size=2 rank=0
+    local_rank=0 backend=xccl' is dist_init (XPU, p11); the Neuron compiler's wrapper frame is jit_compile (p18)."""
+    tpu = "RESOURCE_EXHAUSTED: Error loading program 'jit__multi_slice': Attempting to reserve 6.14G at the bottom of memory. That was not possible.\n"
+    assert verdict(tpu) == ("failed", "starting", "oom")
+    hpu = "INFO 08-20 10:00:00 hpu_model_runner.py:600] Pre-loading model weights on hpu:0 took 14.97 GiB of device memory (14.97 GiB/94.62 GiB used)\n"
+    assert verdict(hpu) == ("incomplete", "weight_load", None)
+    xpu = "(Worker pid=532) INFO 07-17 12:28:59 [parallel_state.py:1615] world_size=2 rank=0 local_rank=0 backend=xccl\n"
+    assert verdict(xpu) == ("incomplete", "dist_init", None)
+    neuron = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.12/site-packages/libneuronxla/neuron_cc_wrapper.py", line 80, in neuron_xla_compile\n'
+    )
+    assert verdict(neuron)[:2] == ("failed", "jit_compile")

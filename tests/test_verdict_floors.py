@@ -293,6 +293,11 @@ FLOORS = {
     #   -6 after the scheduler died: killed in its label), g10 (a C++ exception before 'Fatal Python error: Aborted':
     #   exception in its label), g12 (kt-kernel's own expert-load lines)
     "blind77": (100.0, 91.5, 80.0),
+    # blind78 (vLLM's back-ends and forks) 95.5 / 72.7 / 85.7 (0/1) -> 100 / 86.4 / 92.9 (1/1): a bare XLA
+    #   RESOURCE_EXHAUSTED about memory (p21), the Gaudi fork's 'Pre-loading model weights on hpu:0 took' (p10),
+    #   'world_size=... backend=xccl' (p11), Neuron's compiler frames (p18). Left: p15 (init_device: a split), p16 (a
+    #   KV line after 'init engine ... took'), p17 (the lines after a worker's death as its cause)
+    "blind78": (100.0, 86.0, 92.5),
     # blind79 (model vendors' threads) 87.5 / 100 / 72.7 (0/0) -> 93.8 / 100 / 81.8: V0's 'Writing input of failed
     #   execution' (m16). Left: m06 (an AttributeError in the executor's shutdown after the workers failed), m11 (a
     #   line cut to its 'ERROR 04-28' stamp)
@@ -350,6 +355,7 @@ HARD_FLOORS = {
     "blind74": 100.0,
     "blind75": 100.0,
     "blind77": 100.0,
+    "blind78": 100.0,
     "blind76": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
 }
 
