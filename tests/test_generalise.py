@@ -1442,3 +1442,22 @@ def test_blind78_s_shapes_back_ends_wordings() -> None:
         '  File "/env/lib/python3.12/site-packages/libneuronxla/neuron_cc_wrapper.py", line 80, in neuron_xla_compile\n'
     )
     assert verdict(neuron)[:2] == ("failed", "jit_compile")
+
+
+def test_vllms_init_device_is_dist_init_but_not_its_free_memory_check() -> None:
+    """A traceback that ends in the executor's call of the workers' init_device (blind40 p051, blind76 k07) failed
+    while the device and torch.distributed's groups were set up: dist_init. The free-memory check in the same
+    function fails before any group is built: starting (public v005)."""
+    p = "ERROR 03-23 21:43:38 [engine.py:448] "
+    cut = (
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/venv/lib/python3.12/site-packages/vllm/executor/mp_distributed_executor.py", line 185, in _run_workers\n'
+        f'{p}    driver_worker_output = run_method(self.driver_worker, "init_device", args, kwargs)\n'
+        f'{p}  File "/venv/lib/python3.12/site-packages/vllm/worker/worker_base.py", line 612, in init_device\n'
+    )
+    assert verdict(cut)[:2] == ("failed", "dist_init")
+    free = (
+        cut
+        + f"{p}ValueError: Free memory on device (3.5/23.6 GiB) on startup is less than desired GPU memory utilization (0.9, 21.2 GiB).\n"
+    )
+    assert verdict(free) == ("failed", "starting", "oom")

@@ -223,6 +223,8 @@ class CauseRanker:
                 continue
             if rule.after and not (st.phase == rule.after and (span := st.spans.get(rule.after)) is not None and span.closed):
                 continue
+            if rule.unless is not None and (f := st.failure) is not None and any(t and rule.unless.search(t) for t in (f.root, f.trigger)):
+                continue
             for frame in frames:
                 if rule.regex.search(frame):
                     return rule.label

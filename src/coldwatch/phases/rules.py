@@ -115,6 +115,9 @@ class TaggedRegex:
     after: str = ""
     """A [[frame]] rule's ``after``: it applies only once the log says that phase has ended (the step
     the engine runs next), e.g. vLLM's sampler warm-up, which also runs in the memory profile."""
+    unless: re.Pattern[str] | None = None
+    """A [[frame]] rule's ``unless``: it does not apply to a failure whose own words match (a step's
+    frame that also runs a check of another kind: vLLM's init_device and its free-memory check)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +274,8 @@ def _frame_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> N
         rules.frame_kind.append(TaggedRegex(_kind(e["kind"], where), rx))
     else:
         after = e.get("after")
-        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx, _phase(after, where) if after is not None else ""))
+        unless = _pattern(e, where, key="unless") if e.get("unless") is not None else None
+        rules.frame.append(TaggedRegex(_phase(e.get("phase"), where), rx, _phase(after, where) if after is not None else "", unless))
 
 
 def _cause_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> None:
