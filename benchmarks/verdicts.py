@@ -82,6 +82,7 @@ CORPORA = {
     "blind79": LOGS / "blind79",
     "blind78": LOGS / "blind78",
     "blind80": LOGS / "blind80",
+    "blind81": LOGS / "blind81",
 }
 
 
