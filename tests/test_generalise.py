@@ -1461,3 +1461,19 @@ def test_vllms_init_device_is_dist_init_but_not_its_free_memory_check() -> None:
         + f"{p}ValueError: Free memory on device (3.5/23.6 GiB) on startup is less than desired GPU memory utilization (0.9, 21.2 GiB).\n"
     )
     assert verdict(free) == ("failed", "starting", "oom")
+
+
+def test_blind80_s_shapes_nvcc_after_the_error_site_and_the_capture_builder() -> None:
+    """vLLM's engine core logs its fatal site, then the FlashInfer build's nvcc output ('mma_sm90.hpp(6108): error:
+    static assertion failed'): a JIT build, jit_compile (blind80 e07); a traceback cut in the attention builder's
+    build_for_cudagraph_capture is the capture's (e08)."""
+    p = "(EngineCore_DP0 pid=2247011) ERROR 01-06 23:16:01 [core.py:900] "
+    nvcc = f'{p}            instantiation of "cudaError_t flashinfer::BatchPrefillWithRaggedKVCacheDispatched<HEAD_DIM_QK>"\n{p}\n{p}/venv/lib/python3.12/site-packages/flashinfer/data/cutlass/include/cute/arch/mma_sm90.hpp(6108): error: static assertion failed\n'
+    assert verdict(nvcc)[:2] == ("failed", "jit_compile")
+    w = "(Worker_TP0 pid=2847636) ERROR 11-12 16:25:35 [multiproc_executor.py:711] "
+    cut = (
+        f"{w}Traceback (most recent call last):\n"
+        f'{w}  File "/vllm/vllm/v1/attention/backends/utils.py", line 321, in build_for_cudagraph_capture\n'
+        f"{w}    return self.build(\n"
+    )
+    assert verdict(cut)[:2] == ("failed", "graph_capture")

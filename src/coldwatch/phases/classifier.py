@@ -327,8 +327,8 @@ class Classifier:
         if f is not None and not f.definitive:
             f.definitive = True
             self._causes.emit_failed(st.last_t)
-        elif f is not None and st.cut and f.root is None:
-            self._causes.refine(f)
+        elif f is not None and f.root is None:
+            self._causes.refine(f)  # its cause unnamed: the lines after it (a cut traceback's, a build's) may place it
         return out
 
 

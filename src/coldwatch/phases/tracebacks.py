@@ -108,6 +108,8 @@ class TracebackReader:
             st.chain_next = True
             return
         st.recent.append(text)
+        if (f := st.failure) is not None and f.root is None and len(f.context) < 2000:
+            f.context += " " + text  # a cause not named yet: the lines after it may still say where it was
         if (
             "Last error:" in text
             and (text.strip() == "Last error:" or text.rstrip().endswith(" Last error:"))
