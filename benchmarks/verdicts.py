@@ -81,6 +81,7 @@ CORPORA = {
     "blind77": LOGS / "blind77",
     "blind79": LOGS / "blind79",
     "blind78": LOGS / "blind78",
+    "blind82": LOGS / "blind82",
 }
 
 
