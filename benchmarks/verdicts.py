@@ -83,6 +83,7 @@ CORPORA = {
     "blind78": LOGS / "blind78",
     "blind80": LOGS / "blind80",
     "blind81": LOGS / "blind81",
+    "blind82": LOGS / "blind82",
 }
 
 
