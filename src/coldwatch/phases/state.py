@@ -48,8 +48,9 @@ class Failure:
     """A later fatal line of the same failure (the engine's wrapper re-raising it: SGLang's 'Capture cuda
     graph failed: CUDA out of memory ...' after the kernel's own OOM): its words can place it."""
     context: str = ""
-    """The lines just before its cause, when it was recorded (a frame's source line naming the call that
-    failed: 'self.NCCL_CHECK(self._funcs["ncclCommInitRank"](...)'): its words can place it too."""
+    """The lines just before it when it was recorded, and the lines after it while its cause is unnamed (a
+    frame's source line naming the call that failed: 'self.NCCL_CHECK(self._funcs["ncclCommInitRank"](...)',
+    a build's output after the engine's fatal site): its words can place it too."""
 
     @property
     def cause(self) -> str:

@@ -74,6 +74,14 @@ class TracebackReader:
         """A failure this reader found, with the lines just before it (the words that may place it)."""
         return Failure(kind, trigger, rule, t, definitive, root=root, context=" ".join(self.state.recent)[-1000:])
 
+    def _remember(self, text: str) -> None:
+        """The recent lines; and a failure whose cause is not named yet keeps the lines after it (they may
+        still say where it was: a build's output after the engine's fatal site)."""
+        st = self.state
+        st.recent.append(text)
+        if (f := st.failure) is not None and f.root is None and len(f.context) < 2000:
+            f.context += " " + text
+
     def read(self, text: str, t: float | None) -> None:
         """One line of the log (every line passes here, before any rule)."""
         st = self.state
@@ -107,9 +115,7 @@ class TracebackReader:
             st.in_traceback = True
             st.chain_next = True
             return
-        st.recent.append(text)
-        if (f := st.failure) is not None and f.root is None and len(f.context) < 2000:
-            f.context += " " + text  # a cause not named yet: the lines after it may still say where it was
+        self._remember(text)
         if (
             "Last error:" in text
             and (text.strip() == "Last error:" or text.rstrip().endswith(" Last error:"))
