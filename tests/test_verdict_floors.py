@@ -316,6 +316,8 @@ FLOORS = {
     "blind81": (100.0, 100.0, 100.0),
     # blind82 (ready and unfinished starts) 100 / 100 / 100 (0/0), unchanged
     "blind82": (100.0, 100.0, 100.0),
+    # blind85 (vLLM in evaluation tools' threads) 100 / 100 / 100 (0/0), unchanged
+    "blind85": (100.0, 100.0, 100.0),
     # blind76 (vLLM under launchers, OOM/NCCL threads) 81.8 / 72.7 / 55.6 (1/2) -> 100 / 90.9 / 77.8 (2/2): Gloo's
     #   connectFullMesh line alone (k02), V0's 'Worker ... pid N died, exit code: -9' (k03), torch's rendezvous frames
     #   as dist_init (k01). Left: k07 (init_device's call: a split), k08/k09 (a cut traceback in the model-parallel
