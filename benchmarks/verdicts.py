@@ -84,6 +84,7 @@ CORPORA = {
     "blind80": LOGS / "blind80",
     "blind81": LOGS / "blind81",
     "blind82": LOGS / "blind82",
+    "blind84": LOGS / "blind84",
 }
 
 
