@@ -86,6 +86,7 @@ CORPORA = {
     "blind82": LOGS / "blind82",
     "blind85": LOGS / "blind85",
     "blind83": LOGS / "blind83",
+    "blind84": LOGS / "blind84",
 }
 
 
