@@ -1477,3 +1477,22 @@ def test_blind80_s_shapes_nvcc_after_the_error_site_and_the_capture_builder() ->
         f"{w}    return self.build(\n"
     )
     assert verdict(cut)[:2] == ("failed", "graph_capture")
+
+
+def test_blind83_and_blind84_s_shapes_an_old_serving_loop_and_a_jit_module_built_by_a_capture() -> None:
+    """SGLang 0.3's tp_worker exposed_step / forward_prefill_batch is its serving loop: a failure there came from
+    the warm-up request (blind83 o09); a FlashInfer JIT module built from an attention backend's capture metadata
+    fails in the capture, not in jit_compile (blind84 n03: the step's frame decides, the kernel is the cause)."""
+    old = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.10/site-packages/sglang/srt/managers/tp_worker.py", line 230, in exposed_step\n'
+        '  File "/env/lib/python3.10/site-packages/sglang/srt/managers/tp_worker.py", line 400, in forward_prefill_batch\n'
+    )
+    assert verdict(old)[:2] == ("failed", "warmup")
+    jit = (
+        "Traceback (most recent call last):\n"
+        '  File "/src/sglang/python/sglang/srt/layers/attention/minicpm_backend.py", line 90, in init_forward_metadata_capture_cuda_graph\n'
+        '  File "/env/lib/python3.10/site-packages/flashinfer/jit/attention/modules.py", line 500, in gen_batch_prefill_module\n'
+        "AssertionError: fp8 tensor core is not supported in fa2 backend\n"
+    )
+    assert verdict(jit) == ("failed", "graph_capture", "exception")

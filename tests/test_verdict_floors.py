@@ -316,6 +316,12 @@ FLOORS = {
     "blind81": (100.0, 100.0, 100.0),
     # blind82 (ready and unfinished starts) 100 / 100 / 100 (0/0), unchanged
     "blind82": (100.0, 100.0, 100.0),
+    # blind83 (2024 vLLM V0, SGLang 0.1-0.3 threads) 100 / 90.9 / 100 (0/0) -> 100 / 100 / 100: SGLang 0.3's tp_worker
+    #   exposed_step/forward_prefill_batch is its serving loop (o09)
+    "blind83": (100.0, 100.0, 100.0),
+    # blind84 (committed notes, transcripts, pastes) 100 / 85.7 / 100 (2/2) -> 100 / 100 / 100: a JIT module built from
+    #   an attention backend's init_forward_metadata_capture_cuda_graph fails in the capture (n03)
+    "blind84": (100.0, 100.0, 100.0),
     # blind85 (vLLM in evaluation tools' threads) 100 / 100 / 100 (0/0), unchanged
     "blind85": (100.0, 100.0, 100.0),
     # blind76 (vLLM under launchers, OOM/NCCL threads) 81.8 / 72.7 / 55.6 (1/2) -> 100 / 90.9 / 77.8 (2/2): Gloo's
@@ -374,6 +380,7 @@ HARD_FLOORS = {
     "blind77": 100.0,
     "blind78": 100.0,
     "blind81": 100.0,
+    "blind84": 100.0,
     "blind76": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
 }
 

@@ -214,7 +214,10 @@ class CauseRanker:
         if jit:  # a kernel being built or tuned: the phase is where the log says the start was, or
             # a non-engine frame around it says (torch's CUDA-graph capture inside a compiled graph)
             return self._log_phase() or self._hand_frame_phase(frames, skip="jit_compile") or "jit_compile"
-        return self._hand_frame_phase(frames)
+        phase = self._hand_frame_phase(frames)
+        if phase == "jit_compile":  # a kernel built from a step's own code: that step's frame decides (a capture's)
+            return self._hand_frame_phase(frames, skip="jit_compile") or phase
+        return phase
 
     def _hand_frame_phase(self, frames: deque[str] | list[str], skip: str = "") -> str | None:
         st = self.state
