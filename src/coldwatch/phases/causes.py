@@ -50,7 +50,7 @@ class CauseRanker:
             # framed ('ValueError: ...' a CI harness printed): that exception is the root error
             root = st.orphan_exc if role == "consequence" and st.orphan_exc else None
             st.failure = Failure("exception" if root else kind, text, rule, t, definitive=(role != "candidate"), root=root)
-            st.failure.context = " ".join(st.recent)[-1000:]
+            st.failure.context = st.recent_text()
             # a candidate opens a traceback (its frames may follow), except the collective library's own
             # C log lines ('NCCL INFO file.cc:12 -> 1'), CANN's report and a shell's words, which no Python
             # frame follows

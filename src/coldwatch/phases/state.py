@@ -150,6 +150,10 @@ class State:
             return "failed"
         return "pending"
 
+    def recent_text(self) -> str:
+        """The last lines read, joined: a failure's context when it is recorded."""
+        return " ".join(self.recent)[-1000:]
+
     def last_phase(self) -> str | None:
         """The phase to report: where a failure happened, else the latest phase reached."""
         if self.failure is not None and not self.ready and self.failure.phase:

@@ -72,7 +72,7 @@ class TracebackReader:
 
     def _failure(self, kind: str, trigger: str, rule: str, t: float | None, definitive: bool, root: str | None = None) -> Failure:
         """A failure this reader found, with the lines just before it (the words that may place it)."""
-        return Failure(kind, trigger, rule, t, definitive, root=root, context=" ".join(self.state.recent)[-1000:])
+        return Failure(kind, trigger, rule, t, definitive, root=root, context=self.state.recent_text())
 
     def _remember(self, text: str) -> None:
         """The recent lines; and a failure whose cause is not named yet keeps the lines after it (they may
@@ -211,7 +211,7 @@ class TracebackReader:
                 st.failure = self._failure("exception", text, "common.exception_line", t, False, root=text)
             elif f.root is None:
                 f.root = text
-                f.context = f.context or " ".join(st.recent)[-1000:]
+                f.context = f.context or st.recent_text()
                 if f.definitive:
                     self._causes.refine(f)
                     self._box.emit("failed", t, kind=f.kind, cause=f.cause, phase=st.last_phase())
