@@ -86,6 +86,7 @@ CORPORA = {
     "blind82": LOGS / "blind82",
     "blind85": LOGS / "blind85",
     "blind90": LOGS / "blind90",
+    "blind86": LOGS / "blind86",
     "blind83": LOGS / "blind83",
     "blind84": LOGS / "blind84",
     "blind88": LOGS / "blind88",
