@@ -87,6 +87,7 @@ CORPORA = {
     "blind85": LOGS / "blind85",
     "blind83": LOGS / "blind83",
     "blind84": LOGS / "blind84",
+    "blind89": LOGS / "blind89",
 }
 
 
