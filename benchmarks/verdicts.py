@@ -90,6 +90,7 @@ CORPORA = {
     "blind83": LOGS / "blind83",
     "blind84": LOGS / "blind84",
     "blind88": LOGS / "blind88",
+    "blind89": LOGS / "blind89",
 }
 
 
