@@ -85,6 +85,7 @@ CORPORA = {
     "blind81": LOGS / "blind81",
     "blind82": LOGS / "blind82",
     "blind85": LOGS / "blind85",
+    "blind87": LOGS / "blind87",
     "blind83": LOGS / "blind83",
     "blind84": LOGS / "blind84",
 }
