@@ -87,6 +87,7 @@ CORPORA = {
     "blind85": LOGS / "blind85",
     "blind90": LOGS / "blind90",
     "blind86": LOGS / "blind86",
+    "blind87": LOGS / "blind87",
     "blind83": LOGS / "blind83",
     "blind84": LOGS / "blind84",
     "blind88": LOGS / "blind88",
