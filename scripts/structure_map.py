@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -260,6 +261,8 @@ class Tree:
     logging: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     errors: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(dict))
     """module -> function -> the messages it logs at ERROR level (logger.error/exception/critical)."""
+    messages: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
+    """A logged message's literal head -> where it is logged (module, enclosing defs outermost first)."""
     sources: list[str] = field(default_factory=list)
 
 
@@ -304,6 +307,75 @@ def _errors(node: ast.AST) -> set[str]:
     return out
 
 
+_LOG_FUNCS = {"log_info_on_rank0": 1, "print_info_once": 0}
+"""The step's own words at INFO or DEBUG (a warning or an error can be logged from anywhere a step's code
+is called: a config check, a fallback decided at start)."""
+_NOT_DOING = re.compile(r"(?i)(?:disabl|skip|not |no )")
+"""A message that says a step will not run ('Disable prefill CUDA graph because ...') does not place the start in it."""
+MESSAGE_HEAD = 20
+"""The shortest literal head a message map keeps: shorter ones ('Using {backend}', 'Init {}') say too little."""
+
+
+def _head(arg: ast.AST | None) -> str:
+    """A logged message's literal start: a constant, an f-string's text before its first field, a
+    %-format's text before its first conversion, a str.format template's before its first field."""
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format":
+        arg = arg.func.value
+        text = arg.value.split("{", 1)[0] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+    elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        text = arg.value
+    elif isinstance(arg, ast.JoinedStr):
+        text = ""
+        for v in arg.values:
+            if not isinstance(v, ast.Constant):
+                break
+            text += str(v.value)
+    else:
+        return ""
+    return text.split("%", 1)[0].split("\n", 1)[0].strip()
+
+
+def _logged(node: ast.AST) -> str:
+    """The literal head of the message a logger call logs, or '' (not a logger call, or no literal)."""
+    if not isinstance(node, ast.Call):
+        return ""
+    f = node.func
+    if (
+        isinstance(f, ast.Attribute)
+        and f.attr in ("info", "debug")
+        and isinstance(f.value, ast.Name)
+        and f.value.id in ("logger", "log", "_logger")
+    ):
+        head = _head(node.args[0] if node.args else None)
+        return "" if _NOT_DOING.match(head) else head
+    if isinstance(f, ast.Name) and f.id in _LOG_FUNCS and len(node.args) > _LOG_FUNCS[f.id]:
+        return _head(node.args[_LOG_FUNCS[f.id]])
+    return ""
+
+
+def messages(source: bytes) -> set[tuple[str, tuple[str, ...]]]:
+    """Every message a module logs with a literal head of MESSAGE_HEAD characters or more, with the defs
+    it is logged in (outermost first)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[tuple[str, tuple[str, ...]]] = set()
+
+    def visit(node: ast.AST, stack: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _DEF):
+                visit(child, (*stack, child.name))
+                continue
+            head = _logged(child)
+            if len(head) >= MESSAGE_HEAD:
+                out.add((head, stack))
+            visit(child, stack)
+
+    visit(tree, ())
+    return out
+
+
 def _functions(source: bytes) -> tuple[set[str], set[str], dict[str, set[str]]]:
     """Every def in a module (methods and nested ones by their own name), those whose body logs, and the
     messages each top-level def logs at ERROR level."""
@@ -342,7 +414,9 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
         prefix = SPEC[engine]["root"][0][0]
         listing = _git(gitdir, "ls-tree", "-r", "--name-only", full, "--", prefix + engine + "/").decode().splitlines()
         paths = [p for p in listing if p.endswith(".py")]
-        wanted = [p for p in paths if _relevant(engine, p[len(prefix) :])]
+        # SGLang's lines name no module: its messages are read from every module (a message logged in
+        # two places of different phases names neither)
+        wanted = paths if engine == "sglang" else [p for p in paths if _relevant(engine, p[len(prefix) :])]
         batch = "".join(f"{full}:{p}\n" for p in wanted).encode()
         out = _git(gitdir, "cat-file", "--batch", data=batch)
         i = 0
@@ -351,8 +425,13 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
             size = int(out[i:header_end].split()[2])
             body = out[header_end + 1 : header_end + 1 + size]
             i = header_end + 1 + size + 1
-            names, logging, errors = _functions(body)
             mod = p[len(prefix) :]
+            if engine == "sglang":
+                for head, stack in messages(body):
+                    tree.messages[head].add((mod, stack))
+                if not _relevant(engine, mod):
+                    continue
+            names, logging, errors = _functions(body)
             tree.modules[mod] |= names
             tree.logging[mod] |= logging
             for fn, msgs in errors.items():
@@ -441,6 +520,20 @@ def build(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str], dict
     return modules, functions, tags, unused
 
 
+def message_map(tree: Tree, modules: dict[str, str], functions: dict[str, str]) -> dict[str, str]:
+    """A logged message's literal head -> the phase of every place that logs it (the innermost def of
+    the map's functions, else the module's phase), kept only when every place has that one phase."""
+    out: dict[str, str] = {}
+    for head, places in tree.messages.items():
+        phases: set[str | None] = set()
+        for mod, stack in places:
+            phase = next((functions[k] for fn in reversed(stack) if (k := f"{mod}::{fn}") in functions), None)
+            phases.add(phase or modules.get(mod))
+        if len(phases) == 1 and None not in phases:
+            out[head] = phases.pop()  # type: ignore[assignment]
+    return out
+
+
 def _excluded(engine: str, mod: str) -> bool:
     """The module's most specific spec entry says it belongs to no phase."""
     best = max((p for p in SPEC[engine]["modules"] if mod.startswith(p[0])), key=lambda p: len(p[0]), default=None)
@@ -459,7 +552,7 @@ def _shrink(mod: str) -> str:
 
 def _toml_table(name: str, items: dict[str, str]) -> list[str]:
     out = [f"[{name}]"]
-    out += [f'"{k}" = "{v}"' for k, v in sorted(items.items())]
+    out += [f"{json.dumps(k, ensure_ascii=False)} = {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(items.items())]
     return out + [""]
 
 
@@ -493,12 +586,16 @@ def main(argv: list[str] | None = None) -> int:
         lines += _toml_table(f"{engine}.functions", functions)
         if engine != "sglang":  # vLLM's logger format (its plugins log through it)
             lines += _toml_table(f"{engine}.tags", tags)
+        else:  # SGLang's lines carry no module: the messages its modules log
+            msgs = message_map(tree, modules, functions)
+            lines += ["# a logged message's literal start -> the phase of every place that logs it"]
+            lines += _toml_table(f"{engine}.messages", msgs)
         sites, calls = error_sites(engine, tree)
         if sites:
             lines += _toml_table(f"{engine}.error_sites", sites)
             lines += ["# every ERROR-level message of those modules, per function (review these per release)"]
             lines += _toml_table(f"{engine}.error_calls", calls)
-        shown = f", {len(tags)} tags" if engine != "sglang" else ""
+        shown = f", {len(tags)} tags" if engine != "sglang" else f", {len(msgs)} messages"
         print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
     a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return 0

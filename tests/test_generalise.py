@@ -1496,3 +1496,71 @@ def test_blind83_and_blind84_s_shapes_an_old_serving_loop_and_a_jit_module_built
         "AssertionError: fp8 tensor core is not supported in fa2 backend\n"
     )
     assert verdict(jit) == ("failed", "graph_capture", "exception")
+
+
+def test_blind86_to_90_s_shapes_exits_after_their_cause_and_rendered_pastes() -> None:
+    """A subcommand's argparse error ('vllm serve: error: ...') ends the start (blind88 b07); docker compose's
+    'X exited with code 2' is a failure (b08); an exception line before systemd's exit status is the cause,
+    even when the paste split its dotted name (b09); Dynamo's tracer frames are torch.compile compiling (b04)."""
+    assert verdict(
+        "usage: vllm serve [model_tag] [options]\nvllm serve: error: argument --tool-call-parser: invalid choice: 'glm45'\n"
+    ) == (
+        "failed",
+        "starting",
+        "exception",
+    )
+    assert verdict("INFO 07-29 01:38:56 [__init__.py:244] Automatically detected platform rocm.\nvllm_glm45air exited with code 2\n") == (
+        "failed",
+        "starting",
+        "exited",
+    )
+    j = "Nov 13 01:50:23 gpu1 vllm[62501]: (APIServer pid=62501) "
+    exited = f"{j}pydantic_core._pydantic_core. ValidationError: 1 validation error for ModelConfig\nNov 13 01:50:25 gpu1 systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE\n"
+    assert verdict(exited) == ("failed", "starting", "exception")
+    alone = "Nov 13 01:50:25 gpu1 systemd[1]: vllm.service: Main process exited, code=exited, status=1/FAILURE\n"
+    assert verdict(alone) == ("failed", "starting", "exited")
+    e = "ERROR 05-23 09:14:03 [core.py:396] "
+    dynamo = (
+        f'{e}  File "/venv/lib/python3.10/site-packages/torch/_dynamo/symbolic_convert.py", line 1052, in run\n{e}    while self.step():\n'
+    )
+    assert verdict(dynamo)[:2] == ("failed", "jit_compile")
+
+
+def test_links_a_renderer_added_and_a_bar_cut_after_its_percent() -> None:
+    """A notebook or issue page renders parts of a pasted log as links ('0[/6](https://host/6)'): the text is
+    the link's (blind86 b14, b15); a bar cut right after its percent is still a bar ('shards: 100%')."""
+    bar = "Loading safetensors checkpoint shards:  17% Completed | 1[/6](https://c1.modal.host/6) [00:02<00:11,  2.36s[/it](https://c1.modal.host/it)]"
+    assert one(bar)[0] == "Loading safetensors checkpoint shards:  17% Completed | 1/6 [00:02<00:11,  2.36s/it]"
+    assert parse_bar("Loading safetensors checkpoint shards: 100%") == ("Loading safetensors checkpoint shards", 100, 100)
+    assert parse_bar("took 100%") is None  # a percent in prose is no bar
+    assert verdict("Loading safetensors checkpoint shards: 100%\n") == ("incomplete", "weight_load", None)
+    served = (
+        "INFO:     Application startup complete.\n"
+        'INFO:     [127.0.0.1:39726](http://127.0.0.1:39726/) - "GET /health/ HTTP/1.1" 200 OK\n'
+        "(VllmWorker rank=1 pid=4888) INFO 07-08 10:09:09 [pynccl.py:70] vLLM is using nccl==2.26.2\n"
+    )
+    assert verdict(served)[0] == "ready"
+
+
+def test_the_sampler_warm_up_after_a_capture_the_memory_advice_reopened() -> None:
+    """vLLM's memory advice ('Free memory on device ... on startup. Desired ...') re-enters graph_capture as the
+    capture returns; the sampler's warm-up after 'Graph capturing finished' is still warmup (blind86 b01)."""
+    w = "INFO 11-01 23:47:29 "
+    log = (
+        f"{w}[gpu_model_runner.py:3118] Graph capturing finished in 23 secs, took 2.28 GiB\n"
+        f"{w}[gpu_worker.py:391] Free memory on device (22.52/23.51 GiB) on startup. Desired GPU memory utilization is (0.86, 20.32 GiB). Actual usage is 3.61 GiB for weight\n"
+        "OutOfMemoryError                          Traceback (most recent call last)\n"
+        "File ~/env/lib/python3.10/site-packages/vllm/v1/worker/gpu_model_runner.py:2874, in GPUModelRunner._dummy_sampler_run(self, hidden_states)\n"
+    )
+    assert verdict(log) == ("failed", "warmup", "oom")
+
+
+def test_sglangs_own_messages_place_a_start_its_markers_do_not_know() -> None:
+    """SGLang's lines name no module, so the structure map holds the messages its phases' code logs
+    (scripts/structure_map.py): the ModelOpt loader's 'Model is already quantized, loading directly...' is
+    the weight load (blind90 b01); a message that says a step will not run places nothing."""
+    p = "[2025-10-20 08:01:02 TP0] "
+    log = f"{p}ModelOptModelLoader: Loading base model...\n{p}Model is already quantized, loading directly...\n"
+    assert verdict(log) == ("incomplete", "weight_load", None)
+    off = f"{p}Disable prefill CUDA graph because cuda_graph_config resolved prefill.backend='disabled'\n"
+    assert verdict(off) == ("incomplete", "starting", None)

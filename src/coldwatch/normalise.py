@@ -575,6 +575,8 @@ class Normaliser:
         while raw[:1] == ">" and raw[1:2] in ("", " ", ">"):
             # a markdown quote's marker (a log pasted into an issue as a reply, a reply quoting one): not the log's
             raw = raw[1:] if raw[1:2] == ">" else raw[2:]
+        if "](http" in raw:
+            raw = _LINK.sub(r"\1", raw)  # a renderer's links ('0[/6](https://host/6)', an address a viewer linked)
         if raw[:1] == " ":
             # a paste indented in a table, a list or a quote: the indent of a line that opens with a
             # stamp, a bracketed prefix, a process tag or a level word is not the log's (a frame's is)
@@ -595,6 +597,11 @@ class Normaliser:
             back = stamp is not None and self.clock.behind >= STAMP_BACK
             out.append(LogLine(text.strip(), t, rank, piece, style, back))
         return out
+
+
+_LINK = re.compile(r"\[([^\[\]\n]{0,200})\]\(https?://[^)\s]*\)")
+"""A markdown link a page or notebook rendered into a pasted log ('[/6](https://c1.modal.host/6)',
+'[127.0.0.1:39726](http://127.0.0.1:39726/)'): the log's text is the link's."""
 
 
 def _flat(raw: str) -> list[str]:

@@ -47,8 +47,9 @@ class CauseRanker:
         f = st.failure
         if f is None:
             # a consequence ('Server process exited with code -9') after an exception line that no traceback
-            # framed ('ValueError: ...' a CI harness printed): that exception is the root error
-            root = st.orphan_exc if role == "consequence" and st.orphan_exc else None
+            # framed ('ValueError: ...' a CI harness printed): that exception is the root error; so for a
+            # process's exit status (systemd's 'code=exited, status=1') after one
+            root = st.orphan_exc if st.orphan_exc and (role == "consequence" or kind == "exited") else None
             st.failure = Failure("exception" if root else kind, text, rule, t, definitive=(role != "candidate"), root=root)
             st.failure.context = st.recent_text()
             # a candidate opens a traceback (its frames may follow), except the collective library's own
@@ -124,6 +125,8 @@ class CauseRanker:
                 if r.role == "fatal" and r.kind != "exception" and self.state.applies(r.engine) and r.regex.search(f.root):
                     return r.kind
         kind = self.text_kind(f.trigger)
+        if "exited" in (kind, f.rule_kind) and f.root is not None and not self.consequence_only(f):
+            return "exception"  # a process that exited says less than the exception it logged first
         if f.root is None and kind in (None, "other"):
             # no exception line: where it died says more than a signal's name ('Fatal Python error: Aborted')
             kind = self._frame_kind() or self._crash_site() or kind
@@ -131,8 +134,6 @@ class CauseRanker:
             return kind
         if self.state.cause is not None and (f.root is None or self.consequence_only(f)):
             return self.state.cause[0]
-        if f.rule_kind == "exited" and f.root is not None and not self.consequence_only(f):
-            return "exception"  # a process that exited says less than the exception it logged first
         return None
 
     def _crash_site(self) -> str | None:
@@ -224,7 +225,9 @@ class CauseRanker:
         for rule in self.rules.frame:
             if rule.label == skip:
                 continue
-            if rule.after and not (st.phase == rule.after and (span := st.spans.get(rule.after)) is not None and span.closed):
+            if rule.after and not (
+                st.phase == rule.after and (span := st.spans.get(rule.after)) is not None and (span.closed or span.ended)
+            ):
                 continue
             if rule.unless is not None and (f := st.failure) is not None and any(t and rule.unless.search(t) for t in (f.root, f.trigger)):
                 continue

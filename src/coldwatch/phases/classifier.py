@@ -19,7 +19,7 @@ from coldwatch.phases.causes import CauseRanker
 from coldwatch.phases.prefilter import prefilter
 from coldwatch.phases.rules import RuleSet, builtin_rules, scoped
 from coldwatch.phases.state import Failure, Outbox, Signal, Span, State
-from coldwatch.phases.structure import structure_map
+from coldwatch.phases.structure import MESSAGE_KEY, structure_map
 from coldwatch.phases.tracebacks import TracebackReader
 from coldwatch.phases.tracker import PhaseTracker
 
@@ -44,6 +44,8 @@ def parse_bar(text: str) -> tuple[str, int, int] | None:
         # no bar drawn ('[AutoTuner]: Tuning op:  50% 11/22 [06:15<07:51, 42.84s/profile]')
         m = _NT_BARE.match(text, i + 1)
         if m is None:
+            if text[j - 1 : j] in (" ", "\t") and not text[i + 1 :].strip() and text[:j].rstrip().endswith(":"):
+                return text[:j].rstrip().rstrip(":").strip(), int(text[j:i]), 100  # its percent alone ('shards: 100%')
             return None
         return text[:j].rstrip().rstrip(":").strip(), int(m.group(1)), int(m.group(2))
     m = _NT.search(text, k)
@@ -168,6 +170,11 @@ class Classifier:
             tagged = self._structure.tag_phase(line.raw)
             if tagged is not None and (st.phase == "starting" or _tag_moves_on(st.phase, tagged)):
                 self._tracker.enter(self._tracker.rank(line), tagged, t, text)
+        elif st.failure is None and st.engine != "vllm" and len(text) >= MESSAGE_KEY:
+            # SGLang's lines name no module: the message names the code that logs it (the same rule)
+            said = self._structure.message_phase(text)
+            if said is not None and (st.phase == "starting" or _tag_moves_on(st.phase, said)):
+                self._tracker.enter(self._tracker.rank(line), said, t, text)
         hits = self._hits(text)
         if hits is None:
             self._error_site(line)

@@ -28,6 +28,8 @@ class Span:
     total: int | None = None
     closed: bool = False
     """The phase has ended (its end time may still be unknown: a log without timestamps)."""
+    ended: bool = False
+    """Its own end marker was seen ('Graph capturing finished'), even if a later line re-entered it."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"phase": self.phase, "start": self.start, "end": self.end}

@@ -33,7 +33,7 @@ EXC_TAIL = 8
 """Lines an exception line that ends a log may have after it (its message's own further lines: a
 build's output, a list it prints, Ascend CANN's error report: 'ERR00100 PTA call acl api failed',
 'EE9999: Inner Error!' and its details) and still be the log's last word."""
-_EXC = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
+_EXC = re.compile(r"^(?:[A-Za-z_]\w*\. ?)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _UNRAISABLE = "Exception ignored in"
 """CPython's unraisable-exception report (sys.unraisablehook: an error in a destructor, a weakref or atexit

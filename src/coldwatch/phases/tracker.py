@@ -140,6 +140,7 @@ class PhaseTracker:
         if cur is not None and cur in phases:
             st.rank_phase[rank] = None
             self._dec(cur, t)
+            st.spans[cur].ended = True
             back = st.rank_prev.pop(rank, None)
             if resume and back is not None and back not in phases:
                 self.enter(rank, back, t, evidence)
@@ -152,7 +153,7 @@ class PhaseTracker:
             return
         first = phases[0]
         if first not in st.spans:  # an end marker is evidence the phase happened
-            st.spans[first] = Span(first, t, t, evidence, closed=True)
+            st.spans[first] = Span(first, t, t, evidence, closed=True, ended=True)
             self._close_starting(t, evidence)
             if st.phase == "starting" or PHASES.index(first) > PHASES.index(st.phase):
                 st.phase = first
@@ -161,6 +162,7 @@ class PhaseTracker:
             # a span already closed by its own last line stays closed: a later summary line that ends
             # several phases at once ('max_total_num_tokens=' after capture) does not stretch it
             span = st.spans[first]
+            span.ended = True
             if not span.closed:
                 span.end, span.closed = t, True
 
