@@ -261,6 +261,10 @@ class Tree:
     logging: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     errors: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(dict))
     """module -> function -> the messages it logs at ERROR level (logger.error/exception/critical)."""
+    raises: dict[str, bool] = field(default_factory=dict)
+    """module -> whether every logger.exception() call of it logs the caught exception itself
+    (``logger.exception(e)``: its ERROR line is the exception's message, its traceback follows); absent
+    when the module calls logger.exception() nowhere."""
     messages: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
     """A logged message's literal head -> where it is logged (module, enclosing defs outermost first)."""
     sources: list[str] = field(default_factory=list)
@@ -353,6 +357,33 @@ def _logged(node: ast.AST) -> str:
     return ""
 
 
+def _logs_exception(source: bytes) -> bool | None:
+    """Whether every ``logger.exception(...)`` of a module logs the exception its handler caught (``e``,
+    ``repr(e)``, ``str(e)``); None when it has none."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    seen: list[bool] = []
+    for handler in ast.walk(tree):
+        if not isinstance(handler, ast.ExceptHandler):
+            continue
+        for sub in ast.walk(handler):
+            f = sub.func if isinstance(sub, ast.Call) else None
+            if not (
+                isinstance(f, ast.Attribute)
+                and f.attr == "exception"
+                and isinstance(f.value, ast.Name)
+                and f.value.id in ("logger", "log", "_logger")
+            ):
+                continue
+            arg = sub.args[0] if sub.args else None  # type: ignore[union-attr]
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id in ("repr", "str") and arg.args:
+                arg = arg.args[0]
+            seen.append(isinstance(arg, ast.Name) and handler.name is not None and arg.id == handler.name)
+    return all(seen) if seen else None
+
+
 def messages(source: bytes) -> set[tuple[str, tuple[str, ...]]]:
     """Every message a module logs with a literal head of MESSAGE_HEAD characters or more, with the defs
     it is logged in (outermost first)."""
@@ -415,8 +446,9 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
         listing = _git(gitdir, "ls-tree", "-r", "--name-only", full, "--", prefix + engine + "/").decode().splitlines()
         paths = [p for p in listing if p.endswith(".py")]
         # SGLang's lines name no module: its messages are read from every module (a message logged in
-        # two places of different phases names neither)
-        wanted = paths if engine == "sglang" else [p for p in paths if _relevant(engine, p[len(prefix) :])]
+        # two places of different phases names neither); vLLM's modules, every one, for the tags whose
+        # ERROR line is an exception's own message
+        wanted = paths
         batch = "".join(f"{full}:{p}\n" for p in wanted).encode()
         out = _git(gitdir, "cat-file", "--batch", data=batch)
         i = 0
@@ -429,8 +461,10 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
             if engine == "sglang":
                 for head, stack in messages(body):
                     tree.messages[head].add((mod, stack))
-                if not _relevant(engine, mod):
-                    continue
+            elif b"logger.exception(" in body and (raises := _logs_exception(body)) is not None:
+                tree.raises[mod] = tree.raises.get(mod, True) and raises
+            if not _relevant(engine, mod):
+                continue
             names, logging, errors = _functions(body)
             tree.modules[mod] |= names
             tree.logging[mod] |= logging
@@ -449,6 +483,21 @@ def _relevant(engine: str, mod: str) -> bool:
         or any(mod.startswith(f[0]) for f in spec["functions"])
         or mod.rsplit("/", 1)[-1] in names
     )
+
+
+def exception_sites(tree: Tree) -> dict[str, str]:
+    """The logger tags whose ERROR line, right before a traceback at the same tag, is the exception's own
+    message (tag -> module): modules that log a caught exception with ``logger.exception(e)``. A bare
+    file name only when every module of that name that calls logger.exception() does so."""
+    tags: dict[str, str] = {}
+    for mod, raises in sorted(tree.raises.items()):
+        if not raises:
+            continue
+        tags[_shrink(mod)] = mod
+        name = mod.rsplit("/", 1)[-1]
+        if all(r for m, r in tree.raises.items() if m.rsplit("/", 1)[-1] == name):
+            tags[name] = mod
+    return tags
 
 
 def error_sites(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str]]:
@@ -590,6 +639,9 @@ def main(argv: list[str] | None = None) -> int:
             msgs = message_map(tree, modules, functions)
             lines += ["# a logged message's literal start -> the phase of every place that logs it"]
             lines += _toml_table(f"{engine}.messages", msgs)
+        if engine != "sglang" and (raising := exception_sites(tree)):
+            lines += ["# tags whose ERROR line before a traceback is the exception's own message (logger.exception(e))"]
+            lines += _toml_table(f"{engine}.exception_sites", raising)
         sites, calls = error_sites(engine, tree)
         if sites:
             lines += _toml_table(f"{engine}.error_sites", sites)

@@ -1564,3 +1564,37 @@ def test_sglangs_own_messages_place_a_start_its_markers_do_not_know() -> None:
     assert verdict(log) == ("incomplete", "weight_load", None)
     off = f"{p}Disable prefill CUDA graph because cuda_graph_config resolved prefill.backend='disabled'\n"
     assert verdict(off) == ("incomplete", "starting", None)
+
+
+def test_an_exception_the_engine_logged_itself_before_its_cut_traceback() -> None:
+    """V0's MQ engine logs what it caught (logger.exception(e), read from its source by the structure map):
+    its ERROR line is the exception's message, in either logger format (blind89 b03, blind87 b01), so a
+    traceback cut after it is that exception, and the reason names it. Another module's ERROR line is not."""
+    e = "ERROR 12-11 21:46:49 engine.py:366] "
+    tb = (
+        f"{e}Traceback (most recent call last):\n"
+        f'{e}  File "/env/lib/python3.10/site-packages/vllm/engine/multiprocessing/engine.py", line 357, in run_mp_engine\n'
+        f"{e}    engine = MQLLMEngine.from_engine_args(engine_args=engine_args,\n"
+    )
+    msg = "Failed to find a kernel that can implement the WNA16 linear layer. Reasons: "
+    _, v = replay([(f"{e}{msg}\n{tb}").encode()])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "exception")
+    assert msg.strip() in v.reason
+    new = "ERROR 05-26 00:17:47 [engine.py:448] "
+    assert verdict(f"{new}'ColumnParallelLinear' object has no attribute 'input_scale'\n{tb.replace(e, new)}")[2] == "exception"
+    other = "ERROR 12-11 21:46:49 [api_server.py:12] "
+    assert verdict(f"{other}something went wrong\n{tb.replace(e, other)}")[2] == "other"
+
+
+def test_a_jit_runtime_assertion_and_vllm_0_2_s_init_model() -> None:
+    """DeepGEMM's JIT runtime asserting its compiler's exit code, with no marker before it, is jit_compile
+    (blind87 b07); vLLM 0.2's worker init_model is what init_device became: dist_init (b10)."""
+    p = "(APIServer pid=1) (EngineCore_DP0 pid=439) "
+    jit = f"{p}RuntimeError: Assertion error (csrc/apis/../jit_kernels/impls/../../jit/kernel_runtime.hpp:45): exit_code == 0\n"
+    assert verdict(jit) == ("failed", "jit_compile", "exception")
+    old = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/engine/llm_engine.py", line 700, in _run_workers\n'
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 60, in init_model\n'
+    )
+    assert verdict(old)[:2] == ("failed", "dist_init")

@@ -107,3 +107,47 @@ def test_the_generator_lists_vllms_fatal_error_sites_and_their_messages(tmp_path
     assert vl["error_calls"]["vllm/v1/engine/core.py::run_engine_core"] == "EngineCore failed to start."
     assert vl["error_calls"]["vllm/worker/worker_base.py::execute_method"] == "<computed message>"
     assert "vllm/v1/engine/core.py::step" not in vl["error_calls"]
+
+
+def test_the_generator_reads_sglangs_messages_and_vllms_exception_sites(tmp_path: Path) -> None:
+    """SGLang's INFO messages map to the phase of every place that logs them (a message two phases log, a
+    warning, a 'will not run' message and a short one are left out); a vLLM module whose every
+    logger.exception() logs the caught exception is an exception site, by path and by its bare name."""
+    sglang = _repo(
+        tmp_path / "sglang",
+        {
+            "python/sglang/srt/model_loader/loader.py": (
+                "class L:\n    def load_model(self):\n"
+                "        logger.info('Model is already quantized, loading directly...')\n"
+                "        logger.info(f'Loading the weights for {self.name} from the checkpoint')\n"
+                "        logger.info('Shared message logged by two phases')\n"
+                "        logger.warning('A warning the loader logs about a config')\n"
+                "        logger.info('Disable something because of the config')\n"
+                "        logger.info('Too short')\n"
+            ),
+            "python/sglang/srt/model_executor/cuda_graph_runner.py": "def capture():\n    logger.info('Shared message logged by two phases')\n",
+        },
+    )
+    vllm = _repo(
+        tmp_path / "vllm",
+        {
+            "vllm/engine/multiprocessing/engine.py": "def run():\n    try:\n        pass\n    except BaseException as e:\n        logger.exception(e)\n",
+            "vllm/v1/engine/engine.py": "def run():\n    try:\n        pass\n    except Exception:\n        logger.exception('EngineCore failed')\n",
+            "vllm/entrypoints/launcher.py": "def serve():\n    try:\n        pass\n    except Exception as err:\n        logger.exception(repr(err))\n",
+        },
+    )
+    out = tmp_path / "structure.toml"
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    data = tomllib.loads(out.read_text())
+    assert data["sglang"]["messages"] == {
+        "Model is already quantized, loading directly...": "weight_load",
+        "Loading the weights for": "weight_load",
+    }
+    sites = data["vllm"]["exception_sites"]
+    assert sites["engine/multiprocessing/engine.py"] == "vllm/engine/multiprocessing/engine.py"
+    assert sites["launcher.py"] == "vllm/entrypoints/launcher.py"
+    assert "engine.py" not in sites  # v1/engine/engine.py logs its own words: the bare name is ambiguous
+    assert "v1/engine/engine.py" not in sites

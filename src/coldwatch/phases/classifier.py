@@ -236,6 +236,10 @@ class Classifier:
             return
         if st.applies("vllm") and self._structure.error_site(line.raw) is not None:
             self._causes.fail("exception", "vllm.error_site", text, line.t, "fatal")
+        elif st.failure is None and not st.orphan_exc and st.applies("vllm") and self._structure.exception_site(line.raw):
+            # the engine logged what it caught (logger.exception(e)): the message of the exception whose
+            # traceback follows, an exception line without its type should the traceback be cut
+            st.orphan_exc = text
 
     def _detect_engine(self, raw: str) -> None:
         for eng, rx in self._detect.items():

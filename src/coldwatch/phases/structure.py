@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 _ROOTS = ("sglang/", "vllm/", "vllm_ascend/")
-_TAG = re.compile(r"\[([\w./-]+\.py):\d+\]")
+_TAG = re.compile(r"(?:\[|\d )([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
 MESSAGE_KEY = 20
 """The map's messages are looked up by their first characters (scripts/structure_map.py keeps none shorter)."""
@@ -38,6 +38,9 @@ class StructureMap:
     """vLLM logger file info ('default_loader.py', 'v1/core/kv_cache_utils.py') -> phase."""
     error_sites: dict[str, str] = field(default_factory=dict)
     """vLLM logger file info whose ERROR lines are the start failing ('core.py') -> its module."""
+    exception_sites: dict[str, str] = field(default_factory=dict)
+    """vLLM logger file info whose ERROR line before a traceback is the exception's own message
+    (the module logs what it caught, ``logger.exception(e)``) -> its module."""
     messages: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """SGLang: a logged message's first MESSAGE_KEY characters -> (its literal head, the phase of every
     place that logs it)."""
@@ -117,14 +120,23 @@ class StructureMap:
     def error_site(self, raw: str) -> str | None:
         """The module of a vLLM ERROR line logged at one of its fatal sites (the level before the tag:
         '(EngineCore pid=1) ERROR 03-05 12:36:31 [core.py:1006] ...'), if it is one."""
-        if "ERROR" not in raw or not self.error_sites:
+        return self._site(raw, self.error_sites)
+
+    def exception_site(self, raw: str) -> str | None:
+        """The module of a vLLM ERROR line that is a caught exception's own message (V0's MQ engine:
+        'ERROR 12-11 21:46:49 engine.py:366] Failed to find a kernel ...', then its traceback), if it is one."""
+        return self._site(raw, self.exception_sites)
+
+    @staticmethod
+    def _site(raw: str, sites: dict[str, str]) -> str | None:
+        if "ERROR" not in raw or not sites:
             return None
         m = _TAG.search(raw)
         if m is None or "ERROR" not in raw[max(0, m.start() - 48) : m.start()]:
             return None
         if raw.startswith("  ", m.end()):
             return None  # an indented line after the tag: the body of a traceback logged at that site
-        return self.error_sites.get(m.group(1))
+        return sites.get(m.group(1))
 
 
 _MAP: StructureMap | None = None
@@ -145,6 +157,8 @@ def structure_map() -> StructureMap:
                 m.tags.setdefault(tag, phase)  # a plugin's file named like one of vLLM's does not rename it
             for tag, mod in part.get("error_sites", {}).items():
                 m.error_sites.setdefault(tag, mod)
+            for tag, mod in part.get("exception_sites", {}).items():
+                m.exception_sites.setdefault(tag, mod)
             for head, phase in sorted(part.get("messages", {}).items(), key=lambda kv: -len(kv[0])):
                 m.messages.setdefault(head[:MESSAGE_KEY], []).append((head, phase))  # the longest head first
         _MAP = m
