@@ -109,7 +109,10 @@ FLOORS = {
     # 92.3 -> 90.4 last phase: an NCCL error before any marker is dist_init only in its set-up words (lost)
     # 92.3 with a kernel build that failed before any marker (a FlashInfer autotuner frame, p035) in jit_compile
     # 92.3 -> 96.2 last phase: a traceback through vLLM's init_device is dist_init, unless it is its free-memory check (gained)
-    "blind40": (98.0, 96.1, 88.5),
+    # 88.9 -> 85.2 kind: V0's MQ engine logging what it caught makes its message the exception's (p016: a
+    #   Gaudi runtime's FATAL ERROR line before a cut traceback, other in its label; exception in blind87 b01 and
+    #   blind89 b03's, lost)
+    "blind40": (98.0, 96.1, 85.0),
     # a twelfth, SGLang only, scored after blind40's changes and before study: outcome 100, last phase 83.8, kind 100
     # (oom/nccl 3/3); then FlashInfer's kernel loads inside capture or warm-up (a build only once it has said it
     # has no prebuilt kernels), kvcached's allocator and HiCache's Mooncake store as the KV pool, the structure
@@ -158,7 +161,8 @@ FLOORS = {
     # LMCache registering the KV caches, an access line trimmed to 'INFO:   POST /v1/...', frames whose path a
     # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
     # its engines as a consequence: 100, 100, 100 (3/3)
-    "blind48": (100.0, 100.0, 100.0),
+    # 100 -> 90 kind: the same convention (g006: 'Cache directory not found' before a cut traceback, other in its label)
+    "blind48": (100.0, 100.0, 90.0),
     # a twentieth, SGLang only, scored after blind47's and blind48's changes and before study: outcome 96.6, last
     # phase 89.7, kind 94.4 (oom/nccl 5/5); then the test harness's 'Server process exited with code -9' as a
     # consequence whose cause is the exception line printed before it: 100, 89.7, 100 (5/5). Left: v004, v017
@@ -330,6 +334,23 @@ FLOORS = {
     #   groups: nccl by the issue's item 4, other in the labels)
     # 90.9 -> 100.0 last phase: a traceback through vLLM's init_device is dist_init, unless it is its free-memory check (gained)
     "blind76": (100.0, 100.0, 77.5),
+    # blind86 (RL and post-training frameworks) 93.3 / 80.0 / 90.9 (1/1) -> 100 / 100 / 90.9: links a notebook rendered
+    #   into a bar (b14) and an access line (b15), a bar cut after its percent, the sampler warm-up after the
+    #   capture's memory advice (b01). Left: b07 (Unsloth's own RuntimeError after the stream ended: a consequence
+    #   in its label)
+    "blind86": (100.0, 100.0, 90.5),
+    # blind87 (serving platforms) 100 / 83.3 / 90.0 (0/0) -> 100 / 94.4 / 100: V0's MQ engine's caught exception
+    #   (b01), DeepGEMM's JIT runtime assertion (b07), vLLM 0.2's init_model (b10). Left: b13 (V0's memory profile
+    #   after the load: kv_alloc here, weight_load in its label)
+    "blind87": (100.0, 94.0, 100.0),
+    # blind88 (model vendors' threads) 86.7 / 93.3 / 62.5 (0/0) -> 100 / 100 / 100: argparse under a subcommand (b07),
+    #   compose's exit line (b08), an exception before systemd's exit status (b09), Dynamo's tracer frames (b04)
+    "blind88": (100.0, 100.0, 100.0),
+    # blind89 (quantization and kernel libraries) 100 / 100 / 91.7 (0/0) -> 100 / 100 / 100: V0's caught exception (b03)
+    "blind89": (100.0, 100.0, 100.0),
+    # blind90 (web pages) 100 / 71.4 / 100 (0/0) -> 100 / 85.7 / 100: SGLang's own loader messages (b01). Left: b07
+    #   (a lone KeyError naming a weight: weight_load in its label)
+    "blind90": (100.0, 85.5, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
