@@ -314,7 +314,7 @@ def _errors(node: ast.AST) -> set[str]:
 _LOG_FUNCS = {"log_info_on_rank0": 1, "print_info_once": 0}
 """The step's own words at INFO or DEBUG (a warning or an error can be logged from anywhere a step's code
 is called: a config check, a fallback decided at start)."""
-_NOT_DOING = re.compile(r"(?i)(?:disabl|skip|not |no )")
+_NOT_DOING = re.compile(r"(?i)\b(?:disabl\w*|skip\w*|not|no)\b")
 """A message that says a step will not run ('Disable prefill CUDA graph because ...') does not place the start in it."""
 MESSAGE_HEAD = 20
 """The shortest literal head a message map keeps: shorter ones ('Using {backend}', 'Init {}') say too little."""
@@ -351,10 +351,11 @@ def _logged(node: ast.AST) -> str:
         and f.value.id in ("logger", "log", "_logger")
     ):
         head = _head(node.args[0] if node.args else None)
-        return "" if _NOT_DOING.match(head) else head
-    if isinstance(f, ast.Name) and f.id in _LOG_FUNCS and len(node.args) > _LOG_FUNCS[f.id]:
-        return _head(node.args[_LOG_FUNCS[f.id]])
-    return ""
+    elif isinstance(f, ast.Name) and f.id in _LOG_FUNCS and len(node.args) > _LOG_FUNCS[f.id]:
+        head = _head(node.args[_LOG_FUNCS[f.id]])
+    else:
+        return ""
+    return "" if _NOT_DOING.search(head) else head
 
 
 def _logs_exception(source: bytes) -> bool | None:
@@ -569,6 +570,11 @@ def build(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str], dict
     return modules, functions, tags, unused
 
 
+_BUILDING = re.compile(r"(?i)compil|jit|autotun|tuning|build|warm ?up")
+"""A JIT module's message that says a kernel is being built or tuned (the modules also wrap the kernels
+they built, and log about them at every call)."""
+
+
 def message_map(tree: Tree, modules: dict[str, str], functions: dict[str, str]) -> dict[str, str]:
     """A logged message's literal head -> the phase of every place that logs it (the innermost def of
     the map's functions, else the module's phase), kept only when every place has that one phase."""
@@ -579,7 +585,10 @@ def message_map(tree: Tree, modules: dict[str, str], functions: dict[str, str]) 
             phase = next((functions[k] for fn in reversed(stack) if (k := f"{mod}::{fn}") in functions), None)
             phases.add(phase or modules.get(mod))
         if len(phases) == 1 and None not in phases:
-            out[head] = phases.pop()  # type: ignore[assignment]
+            phase = phases.pop()
+            if phase == "jit_compile" and not _BUILDING.search(head):
+                continue  # a JIT kernel's wrapper speaking of something else (its backend, an override)
+            out[head] = phase  # type: ignore[assignment]
     return out
 
 
