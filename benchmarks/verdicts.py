@@ -86,6 +86,7 @@ CORPORA = {
     "blind82": LOGS / "blind82",
     "blind85": LOGS / "blind85",
     "blind90": LOGS / "blind90",
+    "blind92": LOGS / "blind92",
     "blind86": LOGS / "blind86",
     "blind87": LOGS / "blind87",
     "blind83": LOGS / "blind83",
