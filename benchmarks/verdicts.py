@@ -87,6 +87,7 @@ CORPORA = {
     "blind85": LOGS / "blind85",
     "blind90": LOGS / "blind90",
     "blind91": LOGS / "blind91",
+    "blind92": LOGS / "blind92",
     "blind86": LOGS / "blind86",
     "blind87": LOGS / "blind87",
     "blind83": LOGS / "blind83",
