@@ -2,7 +2,8 @@
 vLLM's source belongs to, read from the engines' own trees (git snapshots), for traceback frames and
 vLLM's `[file.py:line]` logger tags.
 
-    python scripts/structure_map.py --sglang GITDIR@COMMIT [...] --vllm GITDIR@COMMIT [...] [--out FILE]
+    python scripts/structure_map.py --sglang GITDIR@COMMIT [...] --vllm GITDIR@COMMIT [...]
+        [--vllm-ascend GITDIR@COMMIT] [--tpu-inference GITDIR@COMMIT] [--out FILE]
 
 Give each engine one or more snapshots (a release each; the map is their union, so frames of an old
 release still resolve). The output, src/coldwatch/phases/rules/structure.toml, is committed and
@@ -15,8 +16,12 @@ function that matches (so a new module or a renamed function shows in the diff),
 lines are the start failing with every ERROR message they hold (error_sites, error_calls), and the logger tags:
 a module's tag names a phase only when every function of it that logs belongs to that phase, and a
 bare file name (vLLM's INFO format, `[default_loader.py:397]`) only when no other module of the tree
-has that name with another phase. A spec entry that matches nothing in any snapshot is reported (the
-engine renamed it: review the spec).
+has that name with another phase (a plug-in's, vllm-ascend's or tpu-inference's, only when no module of vLLM's
+has it). SGLang's lines carry no module: the INFO and DEBUG messages its phases' code logs name the phase
+instead (messages, kept where every place that logs one has the same phase). The modules that log the
+exception they caught (``logger.exception(e)``) are exception sites: their ERROR line before a traceback is
+that exception's message. A spec entry that matches nothing in any snapshot is reported (the engine
+renamed it: review the spec).
 """
 
 from __future__ import annotations
@@ -246,6 +251,32 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm_ascend/worker/v2/model_runner.py", r"initialize_kv_cache\w*", "kv_alloc"),
             ("vllm_ascend/spec_decode/", r"load_model|_get_model|__init__|\w*capture\w*", "draft_init"),
             ("vllm_ascend/quantization/", r"process_weights_after_loading|\w*repack\w*|\w*shuffle\w*weight\w*", "marlin_repack"),
+        ],
+    },
+    # vLLM's TPU plug-in (JAX): the runner's compilation manager precompiles every shape with XLA (the
+    # TPU's JIT, run from capture_model: 'Precompile worker0 sample --> ...'); the weights are loaded and
+    # padded for the TPU's layout by models/ and layers/common/process_weights/
+    "tpu_inference": {
+        "root": [("",)],
+        "modules": [
+            ("tpu_inference/runner/compilation_manager.py", "jit_compile"),
+            ("tpu_inference/models/common/model_loader.py", "weight_load"),
+            ("tpu_inference/models/jax/utils/weight_utils.py", "weight_load"),
+            ("tpu_inference/layers/common/process_weights/", "weight_load"),
+            ("tpu_inference/runner/kv_cache_manager.py", "kv_alloc"),
+            ("tpu_inference/runner/kv_cache.py", "kv_alloc"),
+        ],
+        "functions": [
+            ("tpu_inference/distributed/jax_parallel_state.py", r"init_\w+|initialize_\w+|__init__", "dist_init"),
+            ("tpu_inference/worker/tpu_worker.py", r"init_device|_setup_dp_chip_isolation", "dist_init"),
+            ("tpu_inference/worker/tpu_worker.py", r"load_model", "weight_load"),
+            ("tpu_inference/worker/tpu_worker.py", r"initialize_from_config|initialize_cache|determine_available_memory", "kv_alloc"),
+            ("tpu_inference/worker/tpu_worker.py", r"compile_or_warm_up_model", "jit_compile"),
+            ("tpu_inference/runner/tpu_runner.py", r"load_model", "weight_load"),
+            ("tpu_inference/runner/tpu_runner.py", r"_init_mesh|_create_\w*mesh", "dist_init"),
+            ("tpu_inference/runner/tpu_runner.py", r"initialize_kv_cache", "kv_alloc"),
+            ("tpu_inference/runner/tpu_runner.py", r"capture_model", "jit_compile"),
+            ("tpu_inference/spec_decode/", r"load_model|__init__", "draft_init"),
         ],
     },
 }
@@ -619,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sglang", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--vllm", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--vllm-ascend", dest="vllm_ascend", action="append", default=[], metavar="GITDIR@COMMIT")
+    ap.add_argument("--tpu-inference", dest="tpu_inference", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     if not a.sglang or not a.vllm:
@@ -637,6 +669,11 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["# regenerate: python scripts/structure_map.py " + " ".join(args), ""]
     for engine, tree in trees.items():
         modules, functions, tags, unused = build(engine, tree)
+        if engine not in ("sglang", "vllm") and "vllm" in trees:
+            # a plug-in logs through vLLM's logger: its bare file name names a phase only when no module
+            # of vLLM's has that name (vLLM's own v1/core/kv_cache_manager.py is not the TPU runner's)
+            names = {m.rsplit("/", 1)[-1] for m in trees["vllm"].modules}
+            tags = {k: v for k, v in tags.items() if "/" in k or k not in names}
         for u in unused:
             print(f"{engine}: spec entry matches nothing in these snapshots: {u}", file=sys.stderr)
         lines += [f"[{engine}]", "sources = [" + ", ".join(f'"{s}"' for s in tree.sources) + "]", ""]

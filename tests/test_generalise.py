@@ -951,7 +951,7 @@ def test_a_serverless_worker_s_newest_first_export_and_its_uncaught_exception() 
 
 def test_blind47_and_blind48_s_shapes() -> None:
     """SGLang-JAX's precompile (blind47 u015), uvicorn's line without its 'INFO:' (u022) and NVSHMEM's failed
-    set-up (u025); LMCache registering the KV caches (blind48 g010), an access line trimmed to 'INFO:   POST
+    set-up (u025: since blind92 b13, a communication library's set-up, nccl in dist_init); LMCache registering the KV caches (blind48 g010), an access line trimmed to 'INFO:   POST
     /v1/... 200' (g024), frames whose path a terminal wrapped with no traceback header (g029), CANN's HCCL
     error codes (g034) and the API server's timeout waiting for its engines, a consequence and not an
     exception of its own (g037)."""
@@ -960,7 +960,9 @@ def test_blind47_and_blind48_s_shapes() -> None:
     uv = "[2026-05-01 10:00:00] KV Cache is allocated. #tokens: 1000\nUvicorn running on http://127.0.0.1:30000\n"
     assert verdict(uv)[1] == "warmup"
     nvshmem = "/sgl-workspace/nvshmem/src/host/init/init.cu:1007: non-zero status: 7 nvshmem setup connections failed\n"
-    assert verdict(nvshmem)[:2] == ("failed", "starting")
+    assert verdict(nvshmem) == ("failed", "dist_init", "nccl")
+    boot = "init.cu:1188: non-zero status: 7 nvshmem_bootstrap failed\n[2026-05-13 22:48:20] Received sigquit from a child process. It usually means the child failed.\nEOFError\n"
+    assert verdict(boot) == ("failed", "dist_init", "nccl")
     lmc = "(Worker pid=1) [2026-02-10 10:49:08,038] LMCache INFO: Registering KV caches (cache_engine.py:120)\n"
     assert verdict(lmc)[1] == "kv_alloc"
     trimmed = '[kv_cache_utils.py:1] GPU KV cache size: 100 tokens\nINFO:                POST /v1/chat/completions HTTP/1.1" 200 OK\n'

@@ -334,6 +334,18 @@ def test_vllm_ascends_own_runner_is_in_the_map() -> None:
     assert verdict(log) == ("failed", "kv_alloc", "oom")
 
 
+def test_vllms_tpu_plug_in_is_in_the_map() -> None:
+    """vLLM's TPU plug-in (tpu-inference): its compilation manager's XLA precompile is jit_compile (blind91 b01);
+    its MoE weights' padding lines, logged from process_weights/moe_weights.py, are the weight load (b04)."""
+    log = _tb(
+        "tpu_inference/runner/compilation_manager.py in _run_compilation",
+        exc="jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space vmem.",
+    )
+    assert verdict(log) == ("failed", "jit_compile", "oom")
+    pad = "(EngineCore pid=2234024) INFO 04-30 01:11:12 [moe_weights.py:194] w13_weight_w3 shape after padding: (128, 2816, 1024)\n"
+    assert verdict(pad)[:2] == ("incomplete", "weight_load")
+
+
 def test_a_worker_silent_for_a_minute_is_said_once() -> None:
     line = "(EngineCore pid=7) INFO 08-01 10:01:00 [shm_broadcast.py:801] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging.\n"
     sig, st = signals("INFO 08-01 10:00:00 [x.py:1] Starting to load model m...\n" + line + line)

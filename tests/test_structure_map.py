@@ -70,7 +70,7 @@ def test_the_generator_reads_modules_functions_and_logger_tags(tmp_path: Path) -
 
 def test_the_shipped_map_is_the_generators_format() -> None:
     data = tomllib.loads((ROOT / "src" / "coldwatch" / "phases" / "rules" / "structure.toml").read_text())
-    assert {"sglang", "vllm", "vllm_ascend"} <= set(data)
+    assert {"sglang", "vllm", "vllm_ascend", "tpu_inference"} <= set(data)
     for engine in data.values():
         assert engine["sources"] and all("@" in s and len(s.split("@")[1]) == 40 for s in engine["sources"])
         assert all("::" in k for k in engine["functions"])
