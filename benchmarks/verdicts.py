@@ -92,6 +92,7 @@ CORPORA = {
     "blind84": LOGS / "blind84",
     "blind88": LOGS / "blind88",
     "blind89": LOGS / "blind89",
+    "blind93": LOGS / "blind93",
 }
 
 
