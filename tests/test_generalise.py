@@ -1600,3 +1600,11 @@ def test_a_jit_runtime_assertion_and_vllm_0_2_s_init_model() -> None:
         '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 60, in init_model\n'
     )
     assert verdict(old)[:2] == ("failed", "dist_init")
+
+
+def test_the_api_servers_set_up_in_newer_wordings() -> None:
+    """vLLM's API server lists its tasks as a set ('Supported tasks: {'generate'}') and warms the chat
+    template up before it serves: warmup (blind92 b08)."""
+    p = "(APIServer pid=327235) INFO 02-27 08:54:31 "
+    log = f"{p}[api_server.py:477] Supported tasks: {{'generate'}}\n{p}[serving.py:188] Warming up chat template processing...\n"
+    assert verdict(log) == ("incomplete", "warmup", None)

@@ -156,7 +156,9 @@ FLOORS = {
     # (label questions)
     # 100 / 93.1 / 100 with a log ending on a bare exception line ending with it (u028)
     # 93.1 -> 96.6 last phase: an NCCL error before any marker is dist_init only in its set-up words (gained)
-    "blind47": (100.0, 96.5, 100.0),
+    # 96.6 -> 93.1 last phase, 100 -> 93.8 kind: NVSHMEM's failed set-up is a communication library's, nccl in
+    #   dist_init (blind92 b13's label; u025's says other in starting: lost)
+    "blind47": (100.0, 93.0, 93.5),
     # a nineteenth, vLLM only, scored at the same code: outcome 92.3, last phase 89.7, kind 70.0 (oom/nccl 2/3); then
     # LMCache registering the KV caches, an access line trimmed to 'INFO:   POST /v1/...', frames whose path a
     # terminal wrapped with no traceback header, CANN's HCCL error codes, the API server's timeout waiting for
@@ -351,6 +353,17 @@ FLOORS = {
     # blind90 (web pages) 100 / 71.4 / 100 (0/0) -> 100 / 85.7 / 100: SGLang's own loader messages (b01). Left: b07
     #   (a lone KeyError naming a weight: weight_load in its label)
     "blind90": (100.0, 85.5, 100.0),
+    # blind91 (accelerators' plug-ins and forks) 100 / 80.0 / 100 (1/1) -> 100 / 100 / 100: tpu-inference in the structure
+    #   map (its compilation manager, b01; its weights' padding lines, b04)
+    "blind91": (100.0, 100.0, 100.0),
+    # blind92 (pull requests and CI) 100 / 76.9 / 80.0 (0/1) -> 100 / 100 / 100 (1/1): a cut 'init engine (profile, create
+    #   kv cache,' (b06), the API server's set-up as a set and the chat template's warm-up (b08), NVSHMEM's bootstrap (b13)
+    "blind92": (100.0, 100.0, 100.0),
+    # blind93 (committed log files) 85.7 / 85.7 / 100 (0/0), unchanged. Left: b02 (an offline engine's script printing
+    #   'Generation done': ready in its label, no engine line says so)
+    "blind93": (85.5, 85.5, 100.0),
+    # blind94 (downstream applications' threads) 100 / 100 / 100 (0/0), unchanged
+    "blind94": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -403,6 +416,9 @@ HARD_FLOORS = {
     "blind81": 100.0,
     "blind84": 100.0,
     "blind76": 100.0,  # (blind69 and blind70 hold no oom or nccl label)
+    "blind86": 100.0,
+    "blind91": 100.0,
+    "blind92": 100.0,
 }
 
 
