@@ -27,6 +27,16 @@ def _repo(root: Path, files: dict[str, str]) -> str:
     return f"{root / '.git'}@HEAD"
 
 
+def _generate(tmp_path: Path, sglang: str, vllm: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run the generator on one snapshot of each engine; the run and the map it wrote."""
+    out = tmp_path / "structure.toml"
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    return run, out
+
+
 def test_the_generator_reads_modules_functions_and_logger_tags(tmp_path: Path) -> None:
     sglang = _repo(
         tmp_path / "sglang",
@@ -50,11 +60,7 @@ def test_the_generator_reads_modules_functions_and_logger_tags(tmp_path: Path) -
             "vllm/utils.py": "def g():\n    logger.info('y')\n",
         },
     )
-    out = tmp_path / "structure.toml"
-    run = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
+    run, out = _generate(tmp_path, sglang, vllm)
     data = tomllib.loads(out.read_text())
     sg, vl = data["sglang"], data["vllm"]
     assert sg["modules"]["sglang/srt/model_loader/loader.py"] == "weight_load"
@@ -93,11 +99,7 @@ def test_the_generator_lists_vllms_fatal_error_sites_and_their_messages(tmp_path
             "vllm/v1/worker/worker_base.py": "def f():\n    logger.error(f'bad {1}')\n",
         },
     )
-    out = tmp_path / "structure.toml"
-    run = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
+    run, out = _generate(tmp_path, sglang, vllm)
     vl = tomllib.loads(out.read_text())["vllm"]
     assert vl["error_sites"] == {
         "core.py": "vllm/v1/engine/core.py",
@@ -136,11 +138,7 @@ def test_the_generator_reads_sglangs_messages_and_vllms_exception_sites(tmp_path
             "vllm/entrypoints/launcher.py": "def serve():\n    try:\n        pass\n    except Exception as err:\n        logger.exception(repr(err))\n",
         },
     )
-    out = tmp_path / "structure.toml"
-    run = subprocess.run(
-        [sys.executable, str(SCRIPT), "--sglang", sglang, "--vllm", vllm, "--out", str(out)], capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
+    run, out = _generate(tmp_path, sglang, vllm)
     data = tomllib.loads(out.read_text())
     assert data["sglang"]["messages"] == {
         "Model is already quantized, loading directly...": "weight_load",
