@@ -96,6 +96,7 @@ CORPORA = {
     "blind89": LOGS / "blind89",
     "blind94": LOGS / "blind94",
     "blind93": LOGS / "blind93",
+    "blind96": LOGS / "blind96",
 }
 
 
