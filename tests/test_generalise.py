@@ -1608,3 +1608,15 @@ def test_the_api_servers_set_up_in_newer_wordings() -> None:
     p = "(APIServer pid=327235) INFO 02-27 08:54:31 "
     log = f"{p}[api_server.py:477] Supported tasks: {{'generate'}}\n{p}[serving.py:188] Warming up chat template processing...\n"
     assert verdict(log) == ("incomplete", "warmup", None)
+
+
+def test_a_kv_capacity_message_a_host_program_printed_explains_a_cut_traceback() -> None:
+    """A host program printing the engine's KV-capacity error on its own ('Error loading model: The model's max
+    seq len ...'), then a traceback cut before its exception line: the message is the cause, oom (blind96 b01)."""
+    log = (
+        "INFO 03-10 12:00:00 llm_engine.py:1] # GPU blocks: 0, # CPU blocks: 2048\n"
+        "Error loading model: The model's max seq len (8192) is larger than the maximum number of tokens that can be stored in KV cache (0).\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/server.py", line 40, in load\n'
+    )
+    assert verdict(log)[2] == "oom"

@@ -364,6 +364,10 @@ FLOORS = {
     "blind93": (85.5, 85.5, 100.0),
     # blind94 (downstream applications' threads) 100 / 100 / 100 (0/0), unchanged
     "blind94": (100.0, 100.0, 100.0),
+    # blind96 (speech, audio and embedding projects) 100 / 100 / 83.3 (1/2) -> 100 / 100 / 91.7 (2/2): an engine's
+    #   KV-capacity message a host program printed explains a cut traceback (b01). Left: b08 ('WorkerProc
+    #   initialization failed' alone: a consequence, other in its label)
+    "blind96": (100.0, 100.0, 91.5),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -419,6 +423,7 @@ HARD_FLOORS = {
     "blind86": 100.0,
     "blind91": 100.0,
     "blind92": 100.0,
+    "blind96": 100.0,
 }
 
 
