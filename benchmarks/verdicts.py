@@ -95,6 +95,7 @@ CORPORA = {
     "blind88": LOGS / "blind88",
     "blind89": LOGS / "blind89",
     "blind94": LOGS / "blind94",
+    "blind95": LOGS / "blind95",
     "blind93": LOGS / "blind93",
     "blind96": LOGS / "blind96",
 }
