@@ -160,11 +160,12 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             # (init_device sets the device and checks free memory before it: not dist_init as a whole)
             ("vllm/v1/worker/gpu_worker.py", r"init_worker_distributed_environment", "dist_init"),
             ("vllm/v1/worker/gpu_worker.py", r"load_model|reload_weights", "weight_load"),
-            ("vllm/v1/worker/gpu_worker.py", r"initialize_from_config|initialize_cache", "kv_alloc"),
+            # (determine_available_memory profiles a dummy forward to size the KV cache: model_runner profile_run)
+            ("vllm/v1/worker/gpu_worker.py", r"initialize_from_config|initialize_cache|determine_available_memory", "kv_alloc"),
             ("vllm/v1/worker/gpu_model_runner.py", r"load_model|reload_weights", "weight_load"),
             (
                 "vllm/v1/worker/gpu_model_runner.py",
-                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend|initialize_metadata_builders",
+                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend|initialize_metadata_builders|profile_run",
                 "kv_alloc",
             ),
             (
@@ -214,6 +215,7 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/worker/worker.py", r"_warm_up_model", "graph_capture"),
             ("vllm/worker/model_runner.py", r"load_model", "weight_load"),
             ("vllm/worker/model_runner.py", r"capture_model", "graph_capture"),
+            ("vllm/worker/model_runner.py", r"profile_run", "kv_alloc"),
             ("vllm/engine/llm_engine.py", r"_initialize_kv_caches", "kv_alloc"),
             ("vllm/spec_decode/", r"init_device|load_model|__init__", "draft_init"),
         ],

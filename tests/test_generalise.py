@@ -1620,3 +1620,32 @@ def test_a_kv_capacity_message_a_host_program_printed_explains_a_cut_traceback()
         '  File "/app/server.py", line 40, in load\n'
     )
     assert verdict(log)[2] == "oom"
+
+
+def test_the_memory_profile_s_dummy_run_and_a_compiled_graph_it_calls() -> None:
+    """vLLM's profile_run (the dummy forward that sizes the KV cache) is kv_alloc (blind95 b13); a compiled graph
+    it calls through vLLM's piecewise backend (its __call__) is run, not built: still kv_alloc (blind33 g015); a
+    compile under it shows its compiler's frames and is jit_compile."""
+    head = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_model_runner.py", line 2001, in profile_run\n'
+        '  File "/venv/lib/python3.12/site-packages/vllm/model_executor/models/qwen2_5_vl.py", line 1037, in get_multimodal_embeddings\n'
+    )
+    assert verdict(head)[:2] == ("failed", "kv_alloc")
+    run = (
+        head
+        + '  File "/venv/lib/python3.12/site-packages/vllm/compilation/piecewise_backend.py", line 380, in __call__\n'
+        + "RuntimeError: cat failed\n"
+    )
+    assert verdict(run) == ("failed", "kv_alloc", "exception")
+    build = (
+        head
+        + '  File "/venv/lib/python3.12/site-packages/vllm/compilation/compiler_interface.py", line 200, in compile\n'
+        + "RuntimeError: inductor failed\n"
+    )
+    assert verdict(build)[:2] == ("failed", "jit_compile")
+
+
+def test_sglang_0_1_s_load_lines() -> None:
+    """SGLang 0.1's model_rpc says 'Rank 0: load weight begin.' (blind95 b19)."""
+    assert verdict("Rank 0: load weight begin.\n")[:2] == ("incomplete", "weight_load")

@@ -20,6 +20,9 @@ JIT_INSIDE = {"kv_alloc": ("profile_run",)}
 which is where torch.compile and inductor's autotuning run (EngineCore._initialize_kv_caches ->
 determine_available_memory -> gpu_model_runner profile_run); a JIT frame below that function is the
 compile, not the step (a kernel warm-up's autotuning later in the same set-up is not)."""
+_RUNS_COMPILED = ("__call__", "forward")
+"""A compilation module's frame that runs what was compiled (vLLM's piecewise backend and its cache's
+__call__): the call of a compiled graph, not a build; a build under it shows its compiler's own frames."""
 SUBSTEPS = {"weight_load": ("marlin_repack", "draft_init"), "kv_alloc": ("graph_capture", "warmup")}
 """Phases the engine runs inside another one's code: an inner frame of one of these is more specific
 than the outer phase. vLLM's and SGLang's loaders call the quantization post-processing, and vLLM's
@@ -91,7 +94,7 @@ class StructureMap:
         for path, func in frames:
             phase = self.frame_phase(path, func)
             if phase == JIT:
-                jit = True
+                jit = jit or func not in _RUNS_COMPILED
             elif phase is not None and (best is None or phase in SUBSTEPS.get(best, ())):
                 best = phase
         if jit and best in JIT_INSIDE and any(func in JIT_INSIDE[best] for _, func in frames):
