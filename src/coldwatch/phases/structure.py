@@ -20,9 +20,16 @@ JIT_INSIDE = {"kv_alloc": ("profile_run",)}
 which is where torch.compile and inductor's autotuning run (EngineCore._initialize_kv_caches ->
 determine_available_memory -> gpu_model_runner profile_run); a JIT frame below that function is the
 compile, not the step (a kernel warm-up's autotuning later in the same set-up is not)."""
-_RUNS_COMPILED = ("__call__", "forward")
-"""A compilation module's frame that runs what was compiled (vLLM's piecewise backend and its cache's
-__call__): the call of a compiled graph, not a build; a build under it shows its compiler's own frames."""
+_RUNS_COMPILED = re.compile(r"vllm/compilation/(?:piecewise_backend|caching|decorators|cuda_graph|wrapper)\.py$")
+"""vLLM's compilation modules whose __call__ runs a graph compiled before (the piecewise backend, the compile
+cache, the model's decorator): such a frame alone is a model running, not a build (vLLM's backend itself,
+backends.py __call__, is torch.compile handing it a graph to compile)."""
+_BUILDING = re.compile(
+    r"torch/_inductor/(?!compile_fx\.py in wrapper$|output_code\.py in )|torch/_dynamo/(?:symbolic_convert|output_graph|convert_frame)\.py in "
+    r"|triton/compiler/compiler\.py in compile$|run_ninja|autotun"
+)
+"""torch's and Triton's frames that build or tune (not inductor's wrapper that runs a compiled graph, not
+Triton loading a kernel it built)."""
 SUBSTEPS = {"weight_load": ("marlin_repack", "draft_init"), "kv_alloc": ("graph_capture", "warmup")}
 """Phases the engine runs inside another one's code: an inner frame of one of these is more specific
 than the outer phase. vLLM's and SGLang's loaders call the quantization post-processing, and vLLM's
@@ -88,16 +95,21 @@ class StructureMap:
         that captures the draft's graphs is draft_init), except that a step the engine runs inside
         that phase is the more specific one (the Marlin repack inside a weight load); jit: a frame of
         a JIT-built or tuned kernel is on the stack. JIT never decides over an engine phase (a kernel
-        built during capture fails in capture): the caller takes the log's phase for a lone JIT frame."""
+        built during capture fails in capture): the caller takes the log's phase for a lone JIT frame. Inside
+        a step whose own code compiles (JIT_INSIDE) it is the compile only where a frame builds or tunes (a
+        compiled graph that merely ran and failed stays in the step)."""
         best: str | None = None
-        jit = False
+        jit = built = False
         for path, func in frames:
             phase = self.frame_phase(path, func)
             if phase == JIT:
-                jit = jit or func not in _RUNS_COMPILED
+                if func not in ("__call__", "forward") or _RUNS_COMPILED.search(path) is None:
+                    jit = built = True
+            elif phase is None and not built and _BUILDING.search(f"{path} in {func}") is not None:
+                built = True
             elif phase is not None and (best is None or phase in SUBSTEPS.get(best, ())):
                 best = phase
-        if jit and best in JIT_INSIDE and any(func in JIT_INSIDE[best] for _, func in frames):
+        if built and best in JIT_INSIDE and any(func in JIT_INSIDE[best] for _, func in frames):
             return JIT, True  # the compile inside that step
         return best, jit
 
