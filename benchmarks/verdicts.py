@@ -99,6 +99,7 @@ CORPORA = {
     "blind93": LOGS / "blind93",
     "blind96": LOGS / "blind96",
     "blind98": LOGS / "blind98",
+    "blind99": LOGS / "blind99",
 }
 
 
