@@ -100,6 +100,7 @@ CORPORA = {
     "blind96": LOGS / "blind96",
     "blind98": LOGS / "blind98",
     "blind99": LOGS / "blind99",
+    "blind100": LOGS / "blind100",
 }
 
 
