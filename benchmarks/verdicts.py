@@ -101,6 +101,7 @@ CORPORA = {
     "blind98": LOGS / "blind98",
     "blind99": LOGS / "blind99",
     "blind100": LOGS / "blind100",
+    "blind101": LOGS / "blind101",
 }
 
 
