@@ -98,6 +98,7 @@ CORPORA = {
     "blind95": LOGS / "blind95",
     "blind93": LOGS / "blind93",
     "blind96": LOGS / "blind96",
+    "blind102": LOGS / "blind102",
 }
 
 
