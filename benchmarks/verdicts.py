@@ -102,6 +102,7 @@ CORPORA = {
     "blind99": LOGS / "blind99",
     "blind100": LOGS / "blind100",
     "blind101": LOGS / "blind101",
+    "blind102": LOGS / "blind102",
 }
 
 
