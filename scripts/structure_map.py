@@ -51,6 +51,7 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
         "modules": [
             ("sglang/srt/model_loader/", "weight_load"),
             ("sglang/multimodal_gen/runtime/loader/", "weight_load"),  # the diffusion server's component loaders
+            ("sglang/multimodal_gen/runtime/server_warmup.py", "warmup"),  # its warm-up requests
             ("sglang/srt/distributed/bootstrap.py", "dist_init"),
             ("sglang/srt/model_executor/model_runner_components/load_model_utils.py", "weight_load"),
             ("sglang/srt/model_executor/model_runner_components/remote_instance_weight_transporter.py", "weight_load"),
@@ -86,6 +87,14 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("sglang/srt/hardware_backend/xpu/graph_runner/", "graph_capture"),
         ],
         "functions": [
+            # the diffusion server: its pipeline loads its components (text encoder, VAE, transformer) and
+            # builds its own parallel groups
+            (
+                "sglang/multimodal_gen/runtime/pipelines_core/composed_pipeline_base.py",
+                r"load_modules|_load_config|_resolve_component_path",
+                "weight_load",
+            ),
+            ("sglang/multimodal_gen/runtime/distributed/parallel_state.py", r"(?:maybe_)?init_\w+|initialize_model_parallel", "dist_init"),
             ("sglang/srt/model_executor/model_runner.py", r"init_torch_distributed", "dist_init"),
             ("sglang/srt/model_executor/model_runner.py", r"load_model|init_lora_manager|load_lora_adapter\w*", "weight_load"),
             # the kernels' warm-up before the memory pools: FlashInfer's autotune ('Running FlashInfer autotune'),
@@ -299,6 +308,8 @@ class Tree:
     (``logger.exception(e)``: its ERROR line is the exception's message, its traceback follows); absent
     when the module calls logger.exception() nowhere."""
     messages: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
+    templates: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
+    """A message with a short literal start, as a regex of its literal parts -> where it is logged."""
     """A logged message's literal head -> where it is logged (module, enclosing defs outermost first)."""
     sources: list[str] = field(default_factory=list)
 
@@ -353,29 +364,47 @@ MESSAGE_HEAD = 20
 """The shortest literal head a message map keeps: shorter ones ('Using {backend}', 'Init {}') say too little."""
 
 
-def _head(arg: ast.AST | None) -> str:
-    """A logged message's literal start: a constant, an f-string's text before its first field, a
-    %-format's text before its first conversion, a str.format template's before its first field."""
+_CONVERSION = re.compile(r"%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[sdifrxXeEgGc]")
+_FIELD = re.compile(r"\{[^{}]*\}")
+
+
+def _segments(arg: ast.AST | None) -> list[str]:
+    """A logged message's literal parts, split where a value goes in (a %-conversion, an f-string's field, a
+    str.format template's field), up to its first line's end; [] when its start is not literal."""
     if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "format":
-        arg = arg.func.value
-        text = arg.value.split("{", 1)[0] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+        fmt = arg.func.value
+        parts = _FIELD.split(fmt.value) if isinstance(fmt, ast.Constant) and isinstance(fmt.value, str) else []
     elif isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-        text = arg.value
+        parts = [p.replace("%%", "%") for p in _CONVERSION.split(arg.value)]
     elif isinstance(arg, ast.JoinedStr):
-        text = ""
+        parts = [""]
         for v in arg.values:
-            if not isinstance(v, ast.Constant):
-                break
-            text += str(v.value)
+            if isinstance(v, ast.Constant):
+                parts[-1] += str(v.value)
+            else:
+                parts.append("")
+        parts = [q for p in parts for q in _CONVERSION.split(p)]  # an f-string handing %-values to the logger too
     else:
-        return ""
-    return text.split("%", 1)[0].split("\n", 1)[0].strip()
+        return []
+    out: list[str] = []
+    for part in parts:
+        out.append(part.split("\n", 1)[0])
+        if "\n" in part:
+            break
+    return out
 
 
-def _logged(node: ast.AST) -> str:
-    """The literal head of the message a logger call logs, or '' (not a logger call, or no literal)."""
+def _head(arg: ast.AST | None) -> str:
+    """A logged message's literal start (before its first value)."""
+    parts = _segments(arg)
+    return parts[0].strip() if parts else ""
+
+
+def _logged(node: ast.AST) -> list[str]:
+    """The literal parts of the message a logger call logs, or [] (not a logger call, no literal start, or a
+    message that says a step will not run)."""
     if not isinstance(node, ast.Call):
-        return ""
+        return []
     f = node.func
     if (
         isinstance(f, ast.Attribute)
@@ -383,12 +412,12 @@ def _logged(node: ast.AST) -> str:
         and isinstance(f.value, ast.Name)
         and f.value.id in ("logger", "log", "_logger")
     ):
-        head = _head(node.args[0] if node.args else None)
+        parts = _segments(node.args[0] if node.args else None)
     elif isinstance(f, ast.Name) and f.id in _LOG_FUNCS and len(node.args) > _LOG_FUNCS[f.id]:
-        head = _head(node.args[_LOG_FUNCS[f.id]])
+        parts = _segments(node.args[_LOG_FUNCS[f.id]])
     else:
-        return ""
-    return "" if _NOT_DOING.search(head) else head
+        return []
+    return [] if not parts or not parts[0].strip() or _NOT_DOING.search(" ".join(parts)) else parts
 
 
 def _logs_exception(source: bytes) -> bool | None:
@@ -418,23 +447,36 @@ def _logs_exception(source: bytes) -> bool | None:
     return all(seen) if seen else None
 
 
-def messages(source: bytes) -> set[tuple[str, tuple[str, ...]]]:
-    """Every message a module logs with a literal head of MESSAGE_HEAD characters or more, with the defs
-    it is logged in (outermost first)."""
+def template(parts: list[str]) -> str:
+    """A message whose literal start is short ('Loaded %s: %s (%s version). model size: %s GB'), as a regex
+    of all its literal parts, when they hold MESSAGE_HEAD characters; '' otherwise."""
+    if sum(len(p.strip()) for p in parts) < MESSAGE_HEAD or " " not in parts[0].lstrip():
+        return ""
+    if len(parts) < 2:
+        return ""
+    return ".+?".join(re.escape(p).replace("\\ ", " ") for p in parts)
+
+
+def messages(source: bytes) -> set[tuple[str, str, tuple[str, ...]]]:
+    """Every message a module logs with a literal head of MESSAGE_HEAD characters or more ('head'), or with
+    as many literal characters in all its parts ('template', a regex), with the defs it is logged in
+    (outermost first)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return set()
-    out: set[tuple[str, tuple[str, ...]]] = set()
+    out: set[tuple[str, str, tuple[str, ...]]] = set()
 
     def visit(node: ast.AST, stack: tuple[str, ...]) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, _DEF):
                 visit(child, (*stack, child.name))
                 continue
-            head = _logged(child)
-            if len(head) >= MESSAGE_HEAD:
-                out.add((head, stack))
+            parts = _logged(child)
+            if parts and len(head := parts[0].strip()) >= MESSAGE_HEAD:
+                out.add(("head", head, stack))
+            elif parts and (rx := template([parts[0].lstrip(), *parts[1:]])):
+                out.add(("template", rx, stack))
             visit(child, stack)
 
     visit(tree, ())
@@ -493,8 +535,8 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
             i = header_end + 1 + size + 1
             mod = p[len(prefix) :]
             if engine == "sglang":
-                for head, stack in messages(body):
-                    tree.messages[head].add((mod, stack))
+                for form, key, stack in messages(body):
+                    (tree.messages if form == "head" else tree.templates)[key].add((mod, stack))
             elif b"logger.exception(" in body and (raises := _logs_exception(body)) is not None:
                 tree.raises[mod] = tree.raises.get(mod, True) and raises
             if not _relevant(engine, mod):
@@ -608,11 +650,11 @@ _BUILDING = re.compile(r"(?i)compil|jit|autotun|tuning|build|warm ?up")
 they built, and log about them at every call)."""
 
 
-def message_map(tree: Tree, modules: dict[str, str], functions: dict[str, str]) -> dict[str, str]:
-    """A logged message's literal head -> the phase of every place that logs it (the innermost def of
-    the map's functions, else the module's phase), kept only when every place has that one phase."""
+def message_map(found: dict[str, set[tuple[str, tuple[str, ...]]]], modules: dict[str, str], functions: dict[str, str]) -> dict[str, str]:
+    """A logged message (its literal head, or its template) -> the phase of every place that logs it (the
+    innermost def of the map's functions, else the module's phase), kept only when every place has that one phase."""
     out: dict[str, str] = {}
-    for head, places in tree.messages.items():
+    for head, places in found.items():
         phases: set[str | None] = set()
         for mod, stack in places:
             phase = next((functions[k] for fn in reversed(stack) if (k := f"{mod}::{fn}") in functions), None)
@@ -684,9 +726,12 @@ def main(argv: list[str] | None = None) -> int:
         if engine != "sglang":  # vLLM's logger format (its plugins log through it)
             lines += _toml_table(f"{engine}.tags", tags)
         else:  # SGLang's lines carry no module: the messages its modules log
-            msgs = message_map(tree, modules, functions)
+            msgs = message_map(tree.messages, modules, functions)
             lines += ["# a logged message's literal start -> the phase of every place that logs it"]
             lines += _toml_table(f"{engine}.messages", msgs)
+            shapes = message_map(tree.templates, modules, functions)
+            lines += ["# a message whose literal start is short, as a regex of its literal parts -> the same"]
+            lines += _toml_table(f"{engine}.templates", shapes)
         if engine != "sglang" and (raising := exception_sites(tree)):
             lines += ["# tags whose ERROR line before a traceback is the exception's own message (logger.exception(e))"]
             lines += _toml_table(f"{engine}.exception_sites", raising)
@@ -695,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
             lines += _toml_table(f"{engine}.error_sites", sites)
             lines += ["# every ERROR-level message of those modules, per function (review these per release)"]
             lines += _toml_table(f"{engine}.error_calls", calls)
-        shown = f", {len(tags)} tags" if engine != "sglang" else f", {len(msgs)} messages"
+        shown = f", {len(tags)} tags" if engine != "sglang" else f", {len(msgs)} messages, {len(shapes)} templates"
         print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
     a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return 0

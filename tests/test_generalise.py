@@ -1649,3 +1649,48 @@ def test_the_memory_profile_s_dummy_run_and_a_compiled_graph_it_calls() -> None:
 def test_sglang_0_1_s_load_lines() -> None:
     """SGLang 0.1's model_rpc says 'Rank 0: load weight begin.' (blind95 b19)."""
     assert verdict("Rank 0: load weight begin.\n")[:2] == ("incomplete", "weight_load")
+
+
+def test_blind98_to_102_s_shapes_wrapped_messages_formatted_tracebacks_and_triton() -> None:
+    """V0's worker wrapper that carries the exception's message is an exception even cut (blind101 b05); Ray Serve
+    re-raising a formatted traceback ('RuntimeError: Traceback (most recent call last):') has the real error last
+    (blind100 b06); Triton's make_cubin is a kernel build (blind101 b10); vLLM 0.5's worker prefix names the
+    engine, so uvicorn's start-up line is its ready line (blind99 b01)."""
+    w = "(VllmWorkerProcess pid=143) ERROR 09-20 08:05:48 multiproc_worker_utils.py:226] "
+    v0 = (
+        f"{w}Exception in worker VllmWorkerProcess while processing method load_model: Torch SPDA does not support logits soft cap., Traceback (most recent call last):\n"
+        f'{w}  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/cpu_worker.py", line 217, in load_model\n'
+    )
+    assert verdict(v0) == ("failed", "weight_load", "exception")
+    ray = (
+        "RuntimeError: Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.9/site-packages/vllm/worker/worker.py", line 160, in init_device\n'
+        "    torch.cuda.set_device(self.device)\n"
+        "RuntimeError: No CUDA GPUs are available\n"
+    )
+    assert verdict(ray) == ("failed", "dist_init", "exception")
+    e = "(EngineCore_DP0 pid=60) ERROR 01-12 01:09:14 [core.py:708] "
+    triton = (
+        f"{e}Traceback (most recent call last):\n"
+        f'{e}  File "/usr/local/lib/python3.12/dist-packages/triton/backends/nvidia/compiler.py", line 424, in make_cubin\n'
+        f"{e}subprocess.CalledProcessError: Command '['ptxas', '--gpu-name=sm_121a']' returned non-zero exit status 255.\n"
+    )
+    assert verdict(triton) == ("failed", "jit_compile", "exception")
+    up = (
+        "(VllmWorkerProcess pid=1863063) INFO 06-18 22:24:25 model_runner.py:160] Loading model weights took 4.4372 GB\n"
+        "INFO:     Application startup complete.\n"
+    )
+    assert verdict(up)[0] == "ready"
+
+
+def test_sglangs_diffusion_server_is_read_from_its_own_code() -> None:
+    """SGLang's diffusion runtime (multimodal_gen): its parallel groups (maybe_init_distributed_environment...), its
+    pipeline loading components (a message whose literal start is short, matched as its template: 'Loaded %s: %s
+    (%s version). model size: ...'; the 'Loading required modules' bar), its warm-up requests (blind102)."""
+    p = "[01-19 11:47:21] "
+    assert verdict(f"{p}Initializing distributed environment with world_size=1, device=cuda:0\n")[1] == "dist_init"
+    loaded = f"{p}Loaded text_encoder: FSDPUMT5EncoderModel (sgl-diffusion version). model size: 21.16 GB, consumed GPU mem: 1.00 GB, avail GPU mem: 78.51 GB\n"
+    assert verdict(loaded)[1] == "weight_load"
+    assert verdict("Loading required modules:  20%|█████▌      | 1/5 [00:34<02:17, 34.42s/it]\n")[1] == "weight_load"
+    assert verdict(f"{p}Warmup req processed in 1.55 seconds\n")[1] == "warmup"
+    assert verdict(f"{p}Loaded nothing of note here\n")[1] == "starting"  # a first word alone is no template

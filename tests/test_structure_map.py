@@ -126,6 +126,7 @@ def test_the_generator_reads_sglangs_messages_and_vllms_exception_sites(tmp_path
                 "        logger.warning('A warning the loader logs about a config')\n"
                 "        logger.info('Disable something because of the config')\n"
                 "        logger.info('Too short')\n"
+                "        logger.info('Loaded %s: %s (%s version). model size: %.2f GB', a, b, c, d)\n"
             ),
             "python/sglang/srt/model_executor/cuda_graph_runner.py": "def capture():\n    logger.info('Shared message logged by two phases')\n",
         },
@@ -144,6 +145,7 @@ def test_the_generator_reads_sglangs_messages_and_vllms_exception_sites(tmp_path
         "Model is already quantized, loading directly...": "weight_load",
         "Loading the weights for": "weight_load",
     }
+    assert data["sglang"]["templates"] == {r"Loaded .+?: .+? \(.+? version\)\. model size: .+? GB": "weight_load"}
     sites = data["vllm"]["exception_sites"]
     assert sites["engine/multiprocessing/engine.py"] == "vllm/engine/multiprocessing/engine.py"
     assert sites["launcher.py"] == "vllm/entrypoints/launcher.py"

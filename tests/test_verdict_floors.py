@@ -372,6 +372,23 @@ FLOORS = {
     #   the structure map (b13; the compiled graph it calls is run, not built), SGLang 0.1's 'Rank 0: load weight
     #   begin.' (b19)
     "blind95": (100.0, 100.0, 100.0),
+    # blind98 (research repositories) 100 / 100 / 100 (0/0), unchanged
+    "blind98": (100.0, 100.0, 100.0),
+    # blind99 (Chinese-ecosystem frameworks) 91.7 / 75.0 / 100 (0/0) -> 100 / 83.3 / 100: vLLM 0.5's worker prefix names
+    #   the engine (b01). Left: b02 (the framework's own uvicorn before vLLM's lines), b11 (the encoder-cache profile
+    #   line: kv_alloc in its label and blind75 q10's, weight_load in three others': a split, left as it was)
+    "blind99": (100.0, 83.0, 100.0),
+    # blind100 (cloud containers) 100 / 80.0 / 85.7 (1/1) -> 100 / 80.0 / 100: Ray Serve's formatted traceback (b06).
+    #   Left: b07 (a code line alone), b08 (a newest-first console export)
+    "blind100": (100.0, 80.0, 100.0),
+    # blind101 (CPU, edge and consumer hardware) 100 / 92.9 / 87.5 (0/0) -> 100 / 100 / 100: V0's wrapper carrying the
+    #   message (b05), Triton's make_cubin (b10)
+    "blind101": (100.0, 100.0, 100.0),
+    # blind102 (image and video generation servers) 100 / 54.2 / 77.8 (1/1) -> 100 / 79.2 / 77.8: SGLang's diffusion
+    #   runtime in the structure map (its groups, its pipeline's loading, templates of short-headed messages), its
+    #   component bar and warm-up lines. Left: vLLM-Omni's orchestrator and API lines (b13, b22-b24), b05, b15/b16
+    #   (consequences)
+    "blind102": (100.0, 79.0, 77.5),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -429,6 +446,8 @@ HARD_FLOORS = {
     "blind92": 100.0,
     "blind96": 100.0,
     "blind95": 100.0,
+    "blind100": 100.0,
+    "blind102": 100.0,
 }
 
 

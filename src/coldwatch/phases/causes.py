@@ -26,6 +26,10 @@ _EXC_NAME = re.compile(r"[A-Za-z]\w*(?:Error|Exception|Interrupt)\b")
 _NAMED_HEAD = "common.ipython_traceback"
 """IPython's header names the exception before its frames ('RayTaskError(KeyError)      Traceback (most
 recent call last)'): cut before its last line, the type is still in the text."""
+_WRAPPED_MESSAGE = re.compile(r"while processing method \w+: (?!Traceback)\S")
+"""V0's worker wrapper with the exception's message in it ('Exception in worker VllmWorkerProcess while
+processing method load_model: Torch SPDA does not support logits soft cap., Traceback ...'): an exception
+whose words are known, even with its traceback cut."""
 _WRAPPERS = ("vllm.proc_exception",)
 """An engine's line that only announces the traceback after it ('Exception in worker VllmWorkerProcess
 while processing method init_device.', 'Error executing method init_device. This might cause deadlock
@@ -101,6 +105,7 @@ class CauseRanker:
         elif (
             f.root is None
             and self.state.cut
+            and _WRAPPED_MESSAGE.search(f.trigger) is None
             and (
                 f.rule in _TB_HEADS
                 or ("Traceback (most" in f.trigger and f.rule != _NAMED_HEAD)

@@ -52,6 +52,8 @@ class StructureMap:
     """vLLM logger file info whose ERROR line before a traceback is the exception's own message
     (the module logs what it caught, ``logger.exception(e)``) -> its module."""
     messages: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    templates: dict[str, list[tuple[re.Pattern[str], str]]] = field(default_factory=dict)
+    """SGLang: a message whose literal start is short, by its first word -> (its template, the phase)."""
     """SGLang: a logged message's first MESSAGE_KEY characters -> (its literal head, the phase of every
     place that logs it)."""
 
@@ -130,6 +132,10 @@ class StructureMap:
         for head, phase in self.messages.get(text[:MESSAGE_KEY], ()):
             if text.startswith(head):
                 return phase
+        if self.templates and (sp := text.find(" ")) > 0:
+            for rx, phase in self.templates.get(text[:sp], ()):
+                if rx.match(text):
+                    return phase
         return None
 
     def error_site(self, raw: str) -> str | None:
@@ -176,5 +182,8 @@ def structure_map() -> StructureMap:
                 m.exception_sites.setdefault(tag, mod)
             for head, phase in sorted(part.get("messages", {}).items(), key=lambda kv: -len(kv[0])):
                 m.messages.setdefault(head[:MESSAGE_KEY], []).append((head, phase))  # the longest head first
+            for shape, phase in sorted(part.get("templates", {}).items(), key=lambda kv: -len(kv[0])):
+                word = shape[: shape.find(" ")].replace("\\", "")  # its first word, unescaped
+                m.templates.setdefault(word, []).append((re.compile(shape), phase))
         _MAP = m
     return _MAP

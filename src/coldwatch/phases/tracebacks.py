@@ -159,7 +159,10 @@ class TracebackReader:
         st.chain_next = False
         st.in_traceback = True
         st.root_frames.clear()
-        st.tb_prefix = text[:i] if i > 0 else ""
+        prefix = text[:i] if i > 0 else ""
+        # (not an exception whose message is a traceback, Ray Serve's 'RuntimeError: Traceback (most recent
+        # call last):' re-raising one it formatted: its lines carry no prefix, its last line is the error)
+        st.tb_prefix = "" if prefix and _EXC.match(prefix.strip()) else prefix
 
     def _frame(self, m: re.Match[str]) -> None:
         st = self.state
