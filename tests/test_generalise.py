@@ -1694,3 +1694,14 @@ def test_sglangs_diffusion_server_is_read_from_its_own_code() -> None:
     assert verdict("Loading required modules:  20%|█████▌      | 1/5 [00:34<02:17, 34.42s/it]\n")[1] == "weight_load"
     assert verdict(f"{p}Warmup req processed in 1.55 seconds\n")[1] == "warmup"
     assert verdict(f"{p}Loaded nothing of note here\n")[1] == "starting"  # a first word alone is no template
+
+
+def test_a_worker_failure_passed_on_with_an_empty_message_is_a_consequence() -> None:
+    """vLLM's executor passing on a worker's failure with an empty message ("Worker failed with error '', please
+    check the stack trace above for the root cause") names no cause: other in a cut excerpt (blind103 b06); with
+    a message it is that exception (b05)."""
+    e = "(EngineCore_DP0 pid=1) ERROR 11-03 10:00:00 [core.py:708] "
+    empty = f"{e}RuntimeError: Worker failed with error '', please check the stack trace above for the root cause\n"
+    assert verdict(f"{e}Traceback (most recent call last):\n{empty}")[2] == "other"
+    said = empty.replace("''", "'list index out of range'")
+    assert verdict(f"{e}Traceback (most recent call last):\n{said}")[2] == "exception"

@@ -389,6 +389,9 @@ FLOORS = {
     #   component bar and warm-up lines. Left: vLLM-Omni's orchestrator and API lines (b13, b22-b24), b05, b15/b16
     #   (consequences)
     "blind102": (100.0, 79.0, 77.5),
+    # blind103 (LoRA serving) 100 / 100 / 88.9 (0/0) -> 100 / 100 / 100: a worker failure passed on with an empty
+    #   message is a consequence (b06)
+    "blind103": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
