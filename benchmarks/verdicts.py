@@ -104,6 +104,7 @@ CORPORA = {
     "blind101": LOGS / "blind101",
     "blind102": LOGS / "blind102",
     "blind103": LOGS / "blind103",
+    "blind104": LOGS / "blind104",
 }
 
 
