@@ -105,6 +105,7 @@ CORPORA = {
     "blind102": LOGS / "blind102",
     "blind103": LOGS / "blind103",
     "blind104": LOGS / "blind104",
+    "blind106": LOGS / "blind106",
 }
 
 
