@@ -103,6 +103,7 @@ CORPORA = {
     "blind100": LOGS / "blind100",
     "blind101": LOGS / "blind101",
     "blind102": LOGS / "blind102",
+    "blind105": LOGS / "blind105",
 }
 
 
