@@ -1706,3 +1706,27 @@ def test_a_worker_failure_passed_on_with_an_empty_message_is_a_consequence() -> 
     assert verdict(frame + empty)[2] == "other"
     said = empty.replace("''", "'list index out of range'")
     assert verdict(frame + said)[2] == "exception"
+
+
+def test_a_retried_network_error_and_a_bold_exception_line() -> None:
+    """A chained traceback whose exception is named otherwise than '...Error' (httpx.ReadTimeout) ends there: the
+    Hub lookup SGLang retried is no failure once the start goes on (blind104 b12, b18); a reporter's bold line
+    ('**KeyError: ...**') is the traceback's exception line (blind106 b07)."""
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/ssl.py", line 1161, in read\n'
+        "TimeoutError: The read operation timed out\n"
+        "\nThe above exception was the direct cause of the following exception:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.10/site-packages/httpx/_transports/default.py", line 69, in map_httpcore_exceptions\n'
+        "httpx.ReadTimeout: The read operation timed out\n"
+        "retry() failed once (0th try, maximum 2 retries). Will delay 0.78s and retry. Error: The read operation timed out\n"
+        "Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:00<00:00,  7.20it/s]\n"
+    )
+    assert verdict(tb) == ("incomplete", "weight_load", None)
+    bold = (
+        "[2025-05-20 10:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/sgl/python/sglang/srt/model_loader/loader.py", line 400, in load_model\n'
+        "**KeyError: 'model.layers.3.mlp.shared_experts.down_proj.weight_scale'**\n"
+    )
+    assert verdict(bold) == ("failed", "weight_load", "exception")

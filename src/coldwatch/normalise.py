@@ -575,6 +575,8 @@ class Normaliser:
         while raw[:1] == ">" and raw[1:2] in ("", " ", ">"):
             # a markdown quote's marker (a log pasted into an issue as a reply, a reply quoting one): not the log's
             raw = raw[1:] if raw[1:2] == ">" else raw[2:]
+        if raw[:2] == "**" and raw[-2:] == "**" and len(raw) > 4:
+            raw = raw[2:-2]  # a line a reporter set in bold ('**KeyError: ...**')
         if "](http" in raw:
             raw = _LINK.sub(r"\1", raw)  # a renderer's links ('0[/6](https://host/6)', an address a viewer linked)
         if raw[:1] == " ":

@@ -35,6 +35,9 @@ build's output, a list it prints, Ascend CANN's error report: 'ERR00100 PTA call
 'EE9999: Inner Error!' and its details) and still be the log's last word."""
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\. ?)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
+_TB_EXC = re.compile(r"^(?:[a-z_]\w*\.)*[A-Z]\w*(?:Timeout|Warning|Iteration|Empty|Full)(?::\s|$)")
+"""Inside a traceback, also the exceptions whose names end otherwise (``httpx.ReadTimeout: ...``,
+``StopIteration``, ``queue.Empty``): the traceback ends there."""
 _UNRAISABLE = "Exception ignored in"
 """CPython's unraisable-exception report (sys.unraisablehook: an error in a destructor, a weakref or atexit
 callback, a thread's cleanup): printed and dropped, nothing failed because of it."""
@@ -206,7 +209,7 @@ class TracebackReader:
                 st.frames.append(f"{path} in {st.call}")
         if st.tb_prefix and text.startswith(st.tb_prefix):
             text = text[len(st.tb_prefix) :].lstrip()
-        if _EXC.match(text):
+        if _EXC.match(text) or _TB_EXC.match(text):
             st.in_traceback = False
             st.chain_at = -1  # the outer traceback of a chain ends with its own exception line
             f = st.failure
