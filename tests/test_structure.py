@@ -576,3 +576,16 @@ def test_vllms_route_listing_names_the_engine() -> None:
         'INFO:     172.20.235.128:24240 - "GET /health HTTP/1.1" 200 OK\n'
     )
     assert verdict(log)[:2] == ("ready", "ready")
+
+
+def test_a_template_is_its_literal_parts_in_order_found_without_a_regex() -> None:
+    """The map's templates are matched part by part with str.find (a hostile line of repeated words costs one
+    pass, where a regex of several lazy gaps would backtrack): the parts in order, something between each two."""
+    from coldwatch.phases.structure import _fits, _parts
+
+    parts = _parts(r"Loaded .+?: .+? \(.+? version\)\. model size: .+? GB")
+    assert parts == ("Loaded ", ": ", " (", " version). model size: ", " GB")
+    assert _fits("Loaded vae: AutoencoderKL (native version). model size: 0.25 GB", parts)
+    assert not _fits("Loaded vae: AutoencoderKL. model size: 0.25 GB", parts)  # a part missing
+    assert not _fits("Loaded : (native version). model size: 0.25 GB", parts)  # nothing where a value goes
+    assert not _fits("Capture " + "a " * 20000, _parts(r"Capture .+? .+? begin\. backend=.+?, bs=.+?"))

@@ -54,8 +54,8 @@ class StructureMap:
     messages: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """SGLang: a logged message's first MESSAGE_KEY characters -> (its literal head, the phase of every
     place that logs it)."""
-    templates: dict[str, list[tuple[re.Pattern[str], str]]] = field(default_factory=dict)
-    """SGLang: a message whose literal start is short, by its first word -> (its template, the phase)."""
+    templates: dict[str, list[tuple[tuple[str, ...], str]]] = field(default_factory=dict)
+    """SGLang: a message whose literal start is short, by its first word -> (its literal parts, the phase)."""
 
     def frame_phase(self, path: str, func: str) -> str | None:
         """The phase of one frame ('/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py', 'load_model')."""
@@ -133,8 +133,8 @@ class StructureMap:
             if text.startswith(head):
                 return phase
         if self.templates and (sp := text.find(" ")) > 0:
-            for rx, phase in self.templates.get(text[:sp], ()):
-                if rx.match(text):
+            for parts, phase in self.templates.get(text[:sp], ()):
+                if _fits(text, parts):
                     return phase
         return None
 
@@ -160,6 +160,26 @@ class StructureMap:
         return sites.get(m.group(1))
 
 
+def _fits(text: str, parts: tuple[str, ...]) -> bool:
+    """``text`` is the template's literal parts in order, with something between each two (its values):
+    found left to right with str.find, so a hostile line costs one pass, never a regex's backtracking."""
+    if not text.startswith(parts[0]):
+        return False
+    at = len(parts[0])
+    for part in parts[1:]:
+        i = text.find(part, at + 1)
+        if i < 0:
+            return False
+        at = i + len(part)
+    return True
+
+
+def _parts(shape: str) -> tuple[str, ...]:
+    """A template as the generator writes it (its literal parts, regex-escaped, joined by '.+?') -> the parts."""
+    return tuple(_UNESCAPE.sub(r"\1", p) for p in shape.split(".+?"))
+
+
+_UNESCAPE = re.compile(r"\\(.)")
 _MAP: StructureMap | None = None
 
 
@@ -183,7 +203,7 @@ def structure_map() -> StructureMap:
             for head, phase in sorted(part.get("messages", {}).items(), key=lambda kv: -len(kv[0])):
                 m.messages.setdefault(head[:MESSAGE_KEY], []).append((head, phase))  # the longest head first
             for shape, phase in sorted(part.get("templates", {}).items(), key=lambda kv: -len(kv[0])):
-                word = shape[: shape.find(" ")].replace("\\", "")  # its first word, unescaped
-                m.templates.setdefault(word, []).append((re.compile(shape), phase))
+                parts = _parts(shape)
+                m.templates.setdefault(parts[0].split(" ", 1)[0], []).append((parts, phase))
         _MAP = m
     return _MAP
