@@ -309,7 +309,7 @@ class Tree:
     when the module calls logger.exception() nowhere."""
     messages: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
     templates: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
-    """A message with a short literal start, as a regex of its literal parts -> where it is logged."""
+    """A message with a short literal start, as its literal parts joined by '{}' -> where it is logged."""
     """A logged message's literal head -> where it is logged (module, enclosing defs outermost first)."""
     sources: list[str] = field(default_factory=list)
 
@@ -448,18 +448,17 @@ def _logs_exception(source: bytes) -> bool | None:
 
 
 def template(parts: list[str]) -> str:
-    """A message whose literal start is short ('Loaded %s: %s (%s version). model size: %s GB'), as a regex
-    of all its literal parts, when they hold MESSAGE_HEAD characters; '' otherwise."""
-    if sum(len(p.strip()) for p in parts) < MESSAGE_HEAD or " " not in parts[0].lstrip():
+    """A message whose literal start is short ('Loaded %s: %s (%s version). model size: %s GB'), as its
+    literal parts with '{}' where a value goes, when they hold MESSAGE_HEAD characters; '' otherwise (and for
+    a message whose own text holds '{}', which would read as a value)."""
+    if len(parts) < 2 or sum(len(p.strip()) for p in parts) < MESSAGE_HEAD or " " not in parts[0].lstrip():
         return ""
-    if len(parts) < 2:
-        return ""
-    return ".+?".join(re.escape(p).replace("\\ ", " ") for p in parts)
+    return "" if any("{}" in p for p in parts) else "{}".join(parts)
 
 
 def messages(source: bytes) -> set[tuple[str, str, tuple[str, ...]]]:
     """Every message a module logs with a literal head of MESSAGE_HEAD characters or more ('head'), or with
-    as many literal characters in all its parts ('template', a regex), with the defs it is logged in
+    as many literal characters in all its parts ('template', '{}' where a value goes), with the defs it is logged in
     (outermost first)."""
     try:
         tree = ast.parse(source)
@@ -730,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
             lines += ["# a logged message's literal start -> the phase of every place that logs it"]
             lines += _toml_table(f"{engine}.messages", msgs)
             shapes = message_map(tree.templates, modules, functions)
-            lines += ["# a message whose literal start is short, as a regex of its literal parts -> the same"]
+            lines += ["# a message whose literal start is short, as its literal parts ('{}' where a value goes) -> the same"]
             lines += _toml_table(f"{engine}.templates", shapes)
         if engine != "sglang" and (raising := exception_sites(tree)):
             lines += ["# tags whose ERROR line before a traceback is the exception's own message (logger.exception(e))"]

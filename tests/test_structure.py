@@ -581,11 +581,13 @@ def test_vllms_route_listing_names_the_engine() -> None:
 def test_a_template_is_its_literal_parts_in_order_found_without_a_regex() -> None:
     """The map's templates are matched part by part with str.find (a hostile line of repeated words costs one
     pass, where a regex of several lazy gaps would backtrack): the parts in order, something between each two."""
-    from coldwatch.phases.structure import _fits, _parts
+    from coldwatch.phases.structure import _fits, structure_map
 
-    parts = _parts(r"Loaded .+?: .+? \(.+? version\)\. model size: .+? GB")
-    assert parts == ("Loaded ", ": ", " (", " version). model size: ", " GB")
-    assert _fits("Loaded vae: AutoencoderKL (native version). model size: 0.25 GB", parts)
-    assert not _fits("Loaded vae: AutoencoderKL. model size: 0.25 GB", parts)  # a part missing
-    assert not _fits("Loaded : (native version). model size: 0.25 GB", parts)  # nothing where a value goes
-    assert not _fits("Capture " + "a " * 20000, _parts(r"Capture .+? .+? begin\. backend=.+?, bs=.+?"))
+    # the map's 'Loaded {}: {} ({} version). model size: {} GB, consumed GPU mem: {} GB, avail GPU mem: {} GB'
+    parts = ("Loaded ", ": ", " (", " version). model size: ", " GB, consumed GPU mem: ", " GB, avail GPU mem: ", " GB")
+    assert (parts, "weight_load") in structure_map().templates["Loaded"]
+    line = "Loaded vae: AutoencoderKL (native version). model size: 0.25 GB, consumed GPU mem: 0.3 GB, avail GPU mem: 70.1 GB"
+    assert _fits(line, parts)
+    assert not _fits(line.replace(" (native version)", ""), parts)  # a part missing
+    assert not _fits(line.replace("vae: AutoencoderKL", ": "), parts)  # nothing where a value goes
+    assert not _fits("Capture " + "a " * 20000, ("Capture ", " ", " begin. backend=", ", bs=", ""))

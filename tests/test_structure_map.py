@@ -145,7 +145,7 @@ def test_the_generator_reads_sglangs_messages_and_vllms_exception_sites(tmp_path
         "Model is already quantized, loading directly...": "weight_load",
         "Loading the weights for": "weight_load",
     }
-    assert data["sglang"]["templates"] == {r"Loaded .+?: .+? \(.+? version\)\. model size: .+? GB": "weight_load"}
+    assert data["sglang"]["templates"] == {"Loaded {}: {} ({} version). model size: {} GB": "weight_load"}
     sites = data["vllm"]["exception_sites"]
     assert sites["engine/multiprocessing/engine.py"] == "vllm/engine/multiprocessing/engine.py"
     assert sites["launcher.py"] == "vllm/entrypoints/launcher.py"

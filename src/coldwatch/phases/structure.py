@@ -174,12 +174,6 @@ def _fits(text: str, parts: tuple[str, ...]) -> bool:
     return True
 
 
-def _parts(shape: str) -> tuple[str, ...]:
-    """A template as the generator writes it (its literal parts, regex-escaped, joined by '.+?') -> the parts."""
-    return tuple(_UNESCAPE.sub(r"\1", p) for p in shape.split(".+?"))
-
-
-_UNESCAPE = re.compile(r"\\(.)")
 _MAP: StructureMap | None = None
 
 
@@ -203,7 +197,7 @@ def structure_map() -> StructureMap:
             for head, phase in sorted(part.get("messages", {}).items(), key=lambda kv: -len(kv[0])):
                 m.messages.setdefault(head[:MESSAGE_KEY], []).append((head, phase))  # the longest head first
             for shape, phase in sorted(part.get("templates", {}).items(), key=lambda kv: -len(kv[0])):
-                parts = _parts(shape)
+                parts = tuple(shape.split("{}"))
                 m.templates.setdefault(parts[0].split(" ", 1)[0], []).append((parts, phase))
         _MAP = m
     return _MAP
