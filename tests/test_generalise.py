@@ -1730,3 +1730,22 @@ def test_a_retried_network_error_and_a_bold_exception_line() -> None:
         "**KeyError: 'model.layers.3.mlp.shared_experts.down_proj.weight_scale'**\n"
     )
     assert verdict(bold) == ("failed", "weight_load", "exception")
+
+
+def test_a_log_that_ends_on_an_error_record_ended_with_that_error() -> None:
+    """A start whose log's last record was logged at ERROR level, nothing after it, ended there: an
+    error record cut before its message (blind79 m11: 'ERROR 04-28'), a worker's record cut in its tag
+    (blind42 d031), a scheduler's C++ frames logged at ERROR (blind40 p032). Its cause is not in the
+    text: kind other. An error the start went on from is no failure, and neither is a warning."""
+    load = (
+        "INFO 04-28 14:47:02 [loader.py:449] Loading weights took 5.62 seconds\n"
+        "INFO 04-28 14:47:02 [gpu_model_runner.py:1292] Model loading took 16.7341 GiB and 5.959358 seconds\n"
+    )
+    assert verdict(load + "ERROR 04-28\n") == ("failed", "weight_load", "other")
+    worker = "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [multiproc_\n"
+    assert verdict(load + worker)[:2] == ("failed", "weight_load")
+    frames = "2025-08-28 21:19:34 ERROR 125765 [ DP10 TP10 EP10 scheduler.py:2655] frame #41: _PyFunction_Vectorcall + 0x6f\n"
+    assert verdict(frames) == ("failed", "starting", "other")
+    went_on = load + "ERROR 04-28 14:47:03 [utils.py:10] Failed to read optional file\nINFO 04-28 14:47:04 [core.py:1] Capturing\n"
+    assert verdict(went_on)[0] == "incomplete"
+    assert verdict(load + "WARNING 04-28 14:47:03 [utils.py:10] ERROR budget exceeded\n")[0] == "incomplete"

@@ -158,6 +158,7 @@ class Classifier:
         if self._tracebacks.ignored(text):
             return out
         st.last_line = text[:500]
+        st.ends_on_error = _error_record(line.raw)
         self._tracebacks.read(text, t)
         if "%" in text:
             bar = parse_bar(text)
@@ -349,6 +350,20 @@ def step(state: State, line: LogLine, rules: RuleSet | None = None) -> State:
     c.state = state
     c.feed(line)
     return c.state
+
+
+_LEVEL = re.compile(r"(?<![\w.])(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
+
+
+def _error_record(raw: str) -> bool:
+    """The record's header logs it at ERROR level: the first level word of its start ('ERROR 04-28
+    14:47:02 [loader.py:449]', '(Worker_TP7 pid=1) ERROR', '2025-08-28 21:19:34 ERROR 125765 [',
+    'ERROR:    ', '[ERROR]') is ERROR, CRITICAL or FATAL."""
+    head = raw[:100]
+    if "ERROR" not in head and "CRITICAL" not in head and "FATAL" not in head:
+        return False
+    m = _LEVEL.search(head)
+    return m is not None and m.group(0) in ("ERROR", "CRITICAL", "FATAL")
 
 
 _TAG_LATER = ("kv_alloc", "jit_compile", "graph_capture", "warmup")

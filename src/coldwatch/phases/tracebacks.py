@@ -275,3 +275,8 @@ class TracebackReader:
                 # the log ends on an exception line, the start not moved on since: it ended with it (CANN's
                 # report after it is its detail, not another failure)
                 st.failure = self._failure("exception", text, "common.exception_line", st.last_t, False, root=text)
+        if st.failure is None and st.ends_on_error:
+            # the log's last record was logged at ERROR level and nothing follows it: the start ended on
+            # that error (its message cut, or words no rule knows), its cause unnamed
+            reason = st.last_line.strip() or "error record cut before its message"
+            st.failure = self._failure("other", reason, "common.error_tail", st.last_t, False)
