@@ -13,7 +13,8 @@ What is hand-written here is the SPEC: directories and modules that belong to on
 and, inside modules that orchestrate several phases (a model runner, a scheduler), function-name
 patterns. What comes from the source: every module that exists under those directories, every
 function that matches (so a new module or a renamed function shows in the diff), the modules whose ERROR
-lines are the start failing with every ERROR message they hold (error_sites, error_calls), and the logger tags:
+lines are the start failing with every ERROR message they hold (error_sites, error_calls), those whose ERROR
+lines are a request being served (serving_sites), and the logger tags:
 a module's tag names a phase only when every function of it that logs belongs to that phase, and a
 bare file name (vLLM's INFO format, `[default_loader.py:397]`) only when no other module of the tree
 has that name with another phase (a plug-in's, vllm-ascend's or tpu-inference's, only when no module of vLLM's
@@ -235,6 +236,11 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
         # execute_method's except block, before it re-raises. A bare file name counts when every other
         # module of that name logs nothing at ERROR level.
         "error_sites": [("vllm/v1/engine/core.py",), ("vllm/worker/worker_base.py",)],
+        # modules whose ERROR lines are a request being served (the map keeps those whose every
+        # ERROR-level call is in a request's handler, never in __init__): the OpenAI-compatible servers'
+        # serving modules ('Error in chat completion stream generator.', 'Error with model %s'). vLLM's
+        # API server answers only once its engine is up, so such a line says the server was ready.
+        "serving_sites": [(r"vllm/entrypoints/(?:\w+/)*serving(?:_\w+)?\.py",)],
     },
     # vLLM's Ascend plugin (NPU): its own runner and worker, logged in vLLM's format
     "vllm_ascend": {
@@ -554,7 +560,8 @@ def _relevant(engine: str, mod: str) -> bool:
     spec = SPEC[engine]
     names = {e[0].rsplit("/", 1)[-1] for e in spec.get("error_sites", [])}  # and every module named like one
     return (
-        any(mod.startswith(m[0]) for m in spec["modules"])
+        any(re.fullmatch(p, mod) for (p,) in spec.get("serving_sites", []))
+        or any(mod.startswith(m[0]) for m in spec["modules"])
         or any(mod.startswith(f[0]) for f in spec["functions"])
         or mod.rsplit("/", 1)[-1] in names
     )
@@ -593,6 +600,28 @@ def error_sites(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str]
         for fn, msgs in sorted(tree.errors.get(mod, {}).items()):
             calls[f"{mod}::{fn}"] = " | ".join(sorted(msgs))
     return tags, calls
+
+
+def serving_sites(engine: str, tree: Tree) -> dict[str, str]:
+    """The logger tags whose ERROR lines are a request being served (tag -> module): the modules the
+    spec's patterns match whose ERROR-level calls are all in request handlers (none in ``__init__``), by
+    their DEBUG-format path, their path under vllm/, and their bare file name when every module of that
+    name that logs at ERROR level is one."""
+    kept = {
+        mod
+        for mod in tree.modules
+        if any(re.fullmatch(p, mod) for (p,) in SPEC[engine].get("serving_sites", []))
+        and tree.errors.get(mod)
+        and "__init__" not in tree.errors[mod]
+    }
+    tags: dict[str, str] = {}
+    for mod in sorted(kept):
+        tags[_shrink(mod)] = mod
+        tags[mod.split("/", 1)[1]] = mod
+        name = mod.rsplit("/", 1)[-1]
+        if all(m in kept for m in tree.modules if m.rsplit("/", 1)[-1] == name and tree.errors.get(m)):
+            tags.setdefault(name, mod)
+    return tags
 
 
 def build(engine: str, tree: Tree) -> tuple[dict[str, str], dict[str, str], dict[str, str], list[str]]:
@@ -734,6 +763,9 @@ def main(argv: list[str] | None = None) -> int:
         if engine != "sglang" and (raising := exception_sites(tree)):
             lines += ["# tags whose ERROR line before a traceback is the exception's own message (logger.exception(e))"]
             lines += _toml_table(f"{engine}.exception_sites", raising)
+        if serving := serving_sites(engine, tree):
+            lines += ["# tags whose ERROR lines are a request being served (the API server was up)"]
+            lines += _toml_table(f"{engine}.serving_sites", serving)
         sites, calls = error_sites(engine, tree)
         if sites:
             lines += _toml_table(f"{engine}.error_sites", sites)

@@ -592,3 +592,25 @@ def test_a_template_is_its_literal_parts_in_order_found_without_a_regex() -> Non
     assert not _fits(line.replace(" (native version)", ""), parts)  # a part missing
     assert not _fits(line.replace("vae: AutoencoderKL", ": "), parts)  # nothing where a value goes
     assert not _fits("Capture " + "a " * 20000, ("Capture ", " ", " begin. backend=", ", bs=", ""))
+
+
+def test_an_error_vllms_serving_code_logged_says_the_server_was_up() -> None:
+    """vLLM's OpenAI-compatible serving modules log ERROR only in a request's handlers (the structure
+    map's serving_sites, read from its source): such a line, or a line of its traceback, is a server
+    answering requests, so the start was ready whatever the request's fate (blind69 e08); V0's engine's
+    'Added request chatcmpl-...' is a request the server took (blind68 d15). The same modules' INFO
+    lines are logged while the server sets up, and say nothing of the kind."""
+    e = "(APIServer pid=433) ERROR 05-04 08:51:40 [entrypoints/.../chat_completion/serving.py:1267] "
+    log = (
+        e
+        + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/async_llm.py", line 655, in output_handler\n'
+        + e
+        + "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+    )
+    assert verdict(log) == ("ready", "ready", None)
+    bare = "ERROR 04-10 03:53:17 [serving_chat.py:135] Error with model object='error' message='The model does not exist.'\n"
+    assert verdict(bare)[0] == "ready"
+    setup = "INFO 04-10 03:53:10 [serving_chat.py:115] Using default chat sampling params from model: {'temperature': 0.6}\n"
+    assert verdict(setup)[0] == "incomplete"
+    v0 = "INFO 03-04 17:31:42 engine.py:270] Added request chatcmpl-4c7f96ae551448c4b63fbca6af3315dc.\n"
+    assert verdict(v0 + "CRITICAL 03-04 17:31:43 launcher.py:99] MQLLMEngine is already dead, terminating server process\n")[0] == "ready"

@@ -151,3 +151,29 @@ def test_the_generator_reads_sglangs_messages_and_vllms_exception_sites(tmp_path
     assert sites["launcher.py"] == "vllm/entrypoints/launcher.py"
     assert "engine.py" not in sites  # v1/engine/engine.py logs its own words: the bare name is ambiguous
     assert "v1/engine/engine.py" not in sites
+
+
+def test_the_generator_lists_vllms_serving_sites(tmp_path: Path) -> None:
+    """A serving module whose every ERROR-level call is in a request's handler is a serving site (its
+    DEBUG path, its path under vllm/, and its bare name when every module of that name logging at ERROR
+    level is one); one that logs an error while it is built (in __init__) is not."""
+    sglang = _repo(tmp_path / "sglang", {"python/sglang/srt/model_loader/loader.py": "def load_model():\n    pass\n"})
+    vllm = _repo(
+        tmp_path / "vllm",
+        {
+            "vllm/entrypoints/openai/chat_completion/serving.py": (
+                "class S:\n    def __init__(self):\n        logger.info('Using default chat sampling params')\n"
+                "    async def chat_completion_stream_generator(self):\n        logger.exception('Error in chat completion stream generator.')\n"
+            ),
+            "vllm/entrypoints/openai/serving_models.py": "class M:\n    def __init__(self):\n        logger.error('bad adapter')\n",
+            "vllm/entrypoints/openai/serving_tokens.py": "def tokens():\n    logger.info('no error here')\n",
+        },
+    )
+    run, out = _generate(tmp_path, sglang, vllm)
+    vl = tomllib.loads(out.read_text())["vllm"]
+    mod = "vllm/entrypoints/openai/chat_completion/serving.py"
+    assert vl["serving_sites"] == {
+        "entrypoints/.../chat_completion/serving.py": mod,
+        "entrypoints/openai/chat_completion/serving.py": mod,
+        "serving.py": mod,
+    }

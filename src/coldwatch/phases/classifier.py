@@ -157,6 +157,9 @@ class Classifier:
             return out
         if self._tracebacks.ignored(text):
             return out
+        if "ERROR" in line.raw and st.applies("vllm") and self._structure.serving_site(line.raw) is not None:
+            self._tracker.served(t, text)  # an error while it served a request: the API server was up
+            return out
         st.last_line = text[:500]
         st.ends_on_error = _error_record(line.raw)
         self._tracebacks.read(text, t)

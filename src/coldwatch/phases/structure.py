@@ -51,6 +51,8 @@ class StructureMap:
     exception_sites: dict[str, str] = field(default_factory=dict)
     """vLLM logger file info whose ERROR line before a traceback is the exception's own message
     (the module logs what it caught, ``logger.exception(e)``) -> its module."""
+    serving_sites: dict[str, str] = field(default_factory=dict)
+    """vLLM logger file info whose ERROR lines are a request being served ('serving_chat.py') -> its module."""
     messages: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """SGLang: a logged message's first MESSAGE_KEY characters -> (its literal head, the phase of every
     place that logs it)."""
@@ -148,16 +150,25 @@ class StructureMap:
         'ERROR 12-11 21:46:49 engine.py:366] Failed to find a kernel ...', then its traceback), if it is one."""
         return self._site(raw, self.exception_sites)
 
+    def serving_site(self, raw: str) -> str | None:
+        """The module of a vLLM ERROR line logged while it served a request ('(APIServer pid=1) ERROR
+        05-04 08:51:40 [entrypoints/.../chat_completion/serving.py:1267] ...', a line of its traceback
+        too), if it is one."""
+        return self._site(raw, self.serving_sites, body=True)
+
     @staticmethod
-    def _site(raw: str, sites: dict[str, str]) -> str | None:
+    def _site(raw: str, sites: dict[str, str], body: bool = False) -> str | None:
         if "ERROR" not in raw or not sites:
             return None
         m = _TAG.search(raw)
         if m is None or "ERROR" not in raw[max(0, m.start() - 48) : m.start()]:
             return None
-        if raw.startswith("  ", m.end()):
+        if not body and raw.startswith("  ", m.end()):
             return None  # an indented line after the tag: the body of a traceback logged at that site
-        return sites.get(m.group(1))
+        tag = m.group(1)
+        if tag in sites or not body or "..." in tag:
+            return sites.get(tag)
+        return sites.get(tag.rsplit("/", 1)[-1])  # a path the map does not list: its bare file name
 
 
 def _fits(text: str, parts: tuple[str, ...]) -> bool:
@@ -192,6 +203,8 @@ def structure_map() -> StructureMap:
                 m.tags.setdefault(tag, phase)  # a plugin's file named like one of vLLM's does not rename it
             for tag, mod in part.get("error_sites", {}).items():
                 m.error_sites.setdefault(tag, mod)
+            for tag, mod in part.get("serving_sites", {}).items():
+                m.serving_sites.setdefault(tag, mod)
             for tag, mod in part.get("exception_sites", {}).items():
                 m.exception_sites.setdefault(tag, mod)
             for head, phase in sorted(part.get("messages", {}).items(), key=lambda kv: -len(kv[0])):

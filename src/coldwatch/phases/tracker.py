@@ -181,6 +181,11 @@ class PhaseTracker:
         if st.lead is not None:
             st.lead = None  # from here the main process speaks for all ranks
 
+    def served(self, t: float | None, text: str) -> None:
+        """The server answered (or was answering) a request: every rank is ready."""
+        self.all_enter("ready", t, text)
+        self._ready(t, text)
+
     def _bar_rule(self, desc: str) -> BarRule | None:
         """The bar rule for a description, cached by its stem ('Capturing batches (bs=..)' -> 'Capturing batches')."""
         key = desc.split(" (", 1)[0]
@@ -206,8 +211,7 @@ class PhaseTracker:
         rule = self._bar_rule(desc) if desc else None
         if rule is not None and rule.phase == "ready":
             # a bar of requests being answered (vLLM's offline 'Processed prompts'): the engine serves
-            self.all_enter("ready", t, line.text)
-            self._ready(t, line.text)
+            self.served(t, line.text)
             return
         if rule is not None:
             phase = rule.phase
