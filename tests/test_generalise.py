@@ -1742,6 +1742,7 @@ def test_a_log_that_ends_on_an_error_record_ended_with_that_error() -> None:
         "INFO 04-28 14:47:02 [gpu_model_runner.py:1292] Model loading took 16.7341 GiB and 5.959358 seconds\n"
     )
     assert verdict(load + "ERROR 04-28\n") == ("failed", "weight_load", "other")
+    assert replay([(load + "ERROR 04-28\n").encode()])[1].reason == "log ended on an error record: ERROR 04-28"
     worker = "(Worker_TP7_EP7 pid=7475) ERROR 10-23 08:05:13 [multiproc_\n"
     assert verdict(load + worker)[:2] == ("failed", "weight_load")
     frames = "2025-08-28 21:19:34 ERROR 125765 [ DP10 TP10 EP10 scheduler.py:2655] frame #41: _PyFunction_Vectorcall + 0x6f\n"

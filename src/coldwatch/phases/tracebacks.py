@@ -278,5 +278,5 @@ class TracebackReader:
         if st.failure is None and st.ends_on_error:
             # the log's last record was logged at ERROR level and nothing follows it: the start ended on
             # that error (its message cut, or words no rule knows), its cause unnamed
-            reason = st.last_line.strip() or "error record cut before its message"
+            reason = f"log ended on an error record: {st.last_line.strip()}"
             st.failure = self._failure("other", reason, "common.error_tail", st.last_t, False)
