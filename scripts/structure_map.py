@@ -3,7 +3,7 @@ vLLM's source belongs to, read from the engines' own trees (git snapshots), for 
 vLLM's `[file.py:line]` logger tags.
 
     python scripts/structure_map.py --sglang GITDIR@COMMIT [...] --vllm GITDIR@COMMIT [...]
-        [--vllm-ascend GITDIR@COMMIT] [--tpu-inference GITDIR@COMMIT] [--out FILE]
+        [--vllm-ascend GITDIR@COMMIT] [--tpu-inference GITDIR@COMMIT] [--vllm-omni GITDIR@COMMIT] [--out FILE]
 
 Give each engine one or more snapshots (a release each; the map is their union, so frames of an old
 release still resolve). The output, src/coldwatch/phases/rules/structure.toml, is committed and
@@ -17,7 +17,7 @@ lines are the start failing with every ERROR message they hold (error_sites, err
 lines are a request being served (serving_sites), and the logger tags:
 a module's tag names a phase only when every function of it that logs belongs to that phase, and a
 bare file name (vLLM's INFO format, `[default_loader.py:397]`) only when no other module of the tree
-has that name with another phase (a plug-in's, vllm-ascend's or tpu-inference's, only when no module of vLLM's
+has that name with another phase (a plug-in's, vllm-ascend's, tpu-inference's or vLLM-Omni's, only when no module of vLLM's
 has it). SGLang's lines carry no module: the INFO and DEBUG messages its phases' code logs name the phase
 instead (messages, kept where every place that logs one has the same phase). The modules that log the
 exception they caught (``logger.exception(e)``) are exception sites: their ERROR line before a traceback is
@@ -294,6 +294,29 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("tpu_inference/runner/tpu_runner.py", r"initialize_kv_cache", "kv_alloc"),
             ("tpu_inference/runner/tpu_runner.py", r"capture_model", "jit_compile"),
             ("tpu_inference/spec_decode/", r"load_model|__init__", "draft_init"),
+        ],
+    },
+    # vLLM-Omni (multi-stage omni-modal and diffusion serving on vLLM, logged in vLLM's format): its
+    # diffusion stage's worker and runner (device and groups, the pipeline's load, the transformer's
+    # torch.compile, the engine's dummy run before serving), its diffusion loaders, and its LLM stages'
+    # workers and runners over vLLM's
+    "vllm_omni": {
+        "root": [("",)],
+        "modules": [
+            ("vllm_omni/diffusion/model_loader/", "weight_load"),
+            ("vllm_omni/model_executor/model_loader/", "weight_load"),
+            ("vllm_omni/diffusion/compile.py", "jit_compile"),
+        ],
+        "functions": [
+            ("vllm_omni/diffusion/distributed/parallel_state.py", r"init_\w+|initialize_\w+", "dist_init"),
+            ("vllm_omni/diffusion/worker/", r"init_device", "dist_init"),
+            ("vllm_omni/diffusion/worker/", r"load_model", "weight_load"),
+            ("vllm_omni/diffusion/worker/diffusion_model_runner.py", r"_compile_transformer", "jit_compile"),
+            ("vllm_omni/diffusion/diffusion_engine.py", r"_dummy_run", "warmup"),
+            ("vllm_omni/worker/", r"init_device", "dist_init"),
+            ("vllm_omni/worker/", r"load_model", "weight_load"),
+            ("vllm_omni/worker/", r"determine_available_memory|profile", "kv_alloc"),
+            ("vllm_omni/platforms/npu/worker/", r"load_model", "weight_load"),
         ],
     },
 }
@@ -723,6 +746,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vllm", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--vllm-ascend", dest="vllm_ascend", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--tpu-inference", dest="tpu_inference", action="append", default=[], metavar="GITDIR@COMMIT")
+    ap.add_argument("--vllm-omni", dest="vllm_omni", action="append", default=[], metavar="GITDIR@COMMIT")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     if not a.sglang or not a.vllm:

@@ -614,3 +614,18 @@ def test_an_error_vllms_serving_code_logged_says_the_server_was_up() -> None:
     assert verdict(setup)[0] == "incomplete"
     v0 = "INFO 03-04 17:31:42 engine.py:270] Added request chatcmpl-4c7f96ae551448c4b63fbca6af3315dc.\n"
     assert verdict(v0 + "CRITICAL 03-04 17:31:43 launcher.py:99] MQLLMEngine is already dead, terminating server process\n")[0] == "ready"
+
+
+def test_vllm_omnis_stages_are_placed_by_its_own_code() -> None:
+    """vLLM-Omni joins the structure map as a plug-in: a traceback through its diffusion worker's
+    load_model is the weight load, through its init_device the groups' set-up; its orchestrator's
+    'Orchestrator ready with N stages' (every stage's engine up) opens the API server's set-up (blind102 b23, b24)."""
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm_omni/diffusion/worker/diffusion_worker.py", line 150, in load_model\n'
+        "    self.model_runner.load_model(load_format=load_format)\n"
+    )
+    assert verdict(tb)[:2] == ("failed", "weight_load")
+    assert verdict(tb.replace("line 150, in load_model", "line 100, in init_device"))[:2] == ("failed", "dist_init")
+    up = "(APIServer pid=1) INFO 05-18 19:55:28 [async_omni_engine.py:358] [AsyncOmniEngine] Orchestrator ready with 1 stages\n"
+    assert verdict(up) == ("incomplete", "warmup", None)

@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 
-_ROOTS = ("sglang/", "vllm/", "vllm_ascend/", "tpu_inference/")
+_ROOTS = ("sglang/", "vllm/", "vllm_ascend/", "tpu_inference/", "vllm_omni/")
 _TAG = re.compile(r"(?:\[|\d )([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
 MESSAGE_KEY = 20
@@ -195,7 +195,7 @@ def structure_map() -> StructureMap:
         text = (resources.files("coldwatch.phases") / "rules" / "structure.toml").read_text(encoding="utf-8")
         data = tomllib.loads(text)
         m = StructureMap()
-        for engine in ("sglang", "vllm", "vllm_ascend", "tpu_inference"):
+        for engine in ("sglang", "vllm", "vllm_ascend", "tpu_inference", "vllm_omni"):
             part = data.get(engine, {})
             m.modules.update(part.get("modules", {}))
             m.functions.update(part.get("functions", {}))
