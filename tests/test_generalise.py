@@ -1750,3 +1750,12 @@ def test_a_log_that_ends_on_an_error_record_ended_with_that_error() -> None:
     went_on = load + "ERROR 04-28 14:47:03 [utils.py:10] Failed to read optional file\nINFO 04-28 14:47:04 [core.py:1] Capturing\n"
     assert verdict(went_on)[0] == "incomplete"
     assert verdict(load + "WARNING 04-28 14:47:03 [utils.py:10] ERROR budget exceeded\n")[0] == "incomplete"
+
+
+def test_sglangs_first_prefill_batch_is_its_warm_up() -> None:
+    """SGLang's scheduler logs a prefill batch only for a request it runs, once every graph is captured:
+    before the ready line, its own warm-up request (blind57 v019; every labelled log with one agrees). A
+    decode batch with running requests is client traffic (ready)."""
+    pre = "[2026-06-02 10:00:00 DP0 TP0 EP0] Prefill batch, #new-seq: 1, #new-token: 128, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0\n"
+    assert verdict("[2026-06-02 09:59:00 TP0] Init torch distributed begin.\n" + pre) == ("incomplete", "warmup", None)
+    assert verdict(pre.replace("Prefill batch, #new-seq: 1", "Decode batch, #running-req: 1"))[0] == "ready"
