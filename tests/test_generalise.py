@@ -1759,3 +1759,19 @@ def test_sglangs_first_prefill_batch_is_its_warm_up() -> None:
     pre = "[2026-06-02 10:00:00 DP0 TP0 EP0] Prefill batch, #new-seq: 1, #new-token: 128, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0\n"
     assert verdict("[2026-06-02 09:59:00 TP0] Init torch distributed begin.\n" + pre) == ("incomplete", "warmup", None)
     assert verdict(pre.replace("Prefill batch, #new-seq: 1", "Decode batch, #running-req: 1"))[0] == "ready"
+
+
+def test_an_exception_line_before_a_traceback_that_ends_on_a_consequence_is_its_cause() -> None:
+    """The engine process's ValueError printed bare (its own traceback cut away), then the API server's
+    traceback ending on 'RuntimeError: Engine process failed to start.' (a consequence): the ValueError is
+    the cause, kind exception, not a process killed without a word (blind113 b05)."""
+    log = (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute capability 7.0.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py", line 136, in build_async_engine_client\n'
+        "    async with build_async_engine_client_from_engine_args(\n"
+        "RuntimeError: Engine process failed to start. See stack trace for the root cause.\n"
+    )
+    _, v = replay([log.encode()])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "exception")
+    assert v.reason.startswith("ValueError: Bfloat16 is only supported")

@@ -400,6 +400,9 @@ FLOORS = {
     # blind106 (multi-node launches) 100 / 90.9 / 87.5 (0/0) -> 100 / 90.9 / 100: a bold exception line (b07). Left:
     #   b02 (a compiled graph failing under the KV sizing: kv_alloc here, jit_compile in its label)
     "blind106": (100.0, 90.5, 100.0),
+    # blind113 (Chinese-language notes and a cloud guide) 100 / 100 / 90.0 (3/3) -> 100 / 100 / 100: an exception
+    #   line printed bare before a traceback that ends on a consequence is its cause (b05)
+    "blind113": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -460,6 +463,7 @@ HARD_FLOORS = {
     "blind100": 100.0,
     "blind102": 100.0,
     "blind105": 100.0,
+    "blind113": 100.0,
 }
 
 

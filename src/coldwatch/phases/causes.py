@@ -115,6 +115,8 @@ class CauseRanker:
             f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold
         elif f.root is None and f.rule == "vllm.error_site" and _EXC_NAME.search(f.trigger) is None:
             f.kind = "other"  # a fatal site's message that names no exception, and no exception line after it
+        elif self.consequence_only(f) and self._orphan_root(f):
+            f.kind = self.text_kind(f.root) or "exception"
         elif self.consequence_only(f):
             # a consequence ("See root cause above") with no cause in the text: when the text is a
             # cut excerpt the cause is unknown; when it is whole, the process died without a word
@@ -140,6 +142,17 @@ class CauseRanker:
         if self.state.cause is not None and (f.root is None or self.consequence_only(f)):
             return self.state.cause[0]
         return None
+
+    def _orphan_root(self, f: Failure) -> bool:
+        """A traceback that ends on a consequence ('RuntimeError: Engine process failed to start.') after an
+        exception line that no traceback framed ('ValueError: Bfloat16 is only supported on GPUs with compute
+        capability of at least 8.0 ...', the engine process's, its own traceback cut away): that exception
+        is the root error, and becomes the failure's root."""
+        orphan = self.state.orphan_exc
+        if not orphan or orphan == f.root or any(r.regex.search(orphan) for r in self.rules.failure if r.role == "consequence"):
+            return False
+        f.root = orphan
+        return True
 
     def _crash_site(self) -> str | None:
         """A signal's own report of where it struck ('PC: @ 0x7fcf... (unknown) addProxyOpIfNeeded()',
