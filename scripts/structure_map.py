@@ -175,7 +175,7 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/v1/worker/gpu_model_runner.py", r"load_model|reload_weights", "weight_load"),
             (
                 "vllm/v1/worker/gpu_model_runner.py",
-                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend|initialize_metadata_builders|profile_run",
+                r"initialize_kv_cache\w*|_allocate_kv_cache_tensors|_reshape_kv_cache_tensors|may_reinitialize_input_batch|initialize_attn_backend|get_attn_backends_for_group|initialize_metadata_builders|profile_run",
                 "kv_alloc",
             ),
             (
