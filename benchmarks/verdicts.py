@@ -108,6 +108,7 @@ CORPORA = {
     "blind106": LOGS / "blind106",
     "blind105": LOGS / "blind105",
     "blind113": LOGS / "blind113",
+    "blind111": LOGS / "blind111",
 }
 
 
