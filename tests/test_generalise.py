@@ -1775,3 +1775,24 @@ def test_an_exception_line_before_a_traceback_that_ends_on_a_consequence_is_its_
     _, v = replay([log.encode()])
     assert (v.outcome, v.phase, v.failure_kind) == ("failed", "starting", "exception")
     assert v.reason.startswith("ValueError: Bfloat16 is only supported")
+
+
+def test_nvshmems_transport_status_lines_and_vllms_new_model_tree() -> None:
+    """NVSHMEM's own status lines ('src/modules/transport/ibrc/ibrc.cpp:420: non-zero status: 22 ibv_modify_qp
+    failed', NVSHMEMI_NZ_ERROR's format) are its set-up failing: a collective library's, dist_init (blind111
+    b06). A model's constructor in vLLM's 2026-08 tree (vllm/models/deepseek_v4/nvidia/model.py __init__) runs
+    inside the loader: weight_load (blind111 b03)."""
+    nv = (
+        "/sgl-workspace/nvshmem/src/modules/transport/ibrc/ibrc.cpp:420: non-zero status: 22 ibv_modify_qp failed\n"
+        "/sgl-workspace/nvshmem/src/modules/transport/ibrc/ibrc.cpp:1511: non-zero status: 7 ep_connect failed\n"
+    )
+    assert verdict(nv) == ("failed", "dist_init", "nccl")
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/models/deepseek_v4/nvidia/model.py", line 611, in __init__\n'
+        "    self._init_mega_moe_experts()\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/models/deepseek_v4/nvidia/model.py", line 631, in _init_mega_moe_experts\n'
+        "    assert self.ep_size > 1\n"
+        "AssertionError\n"
+    )
+    assert verdict(tb) == ("failed", "weight_load", "exception")
