@@ -109,6 +109,7 @@ CORPORA = {
     "blind105": LOGS / "blind105",
     "blind113": LOGS / "blind113",
     "blind111": LOGS / "blind111",
+    "blind109": LOGS / "blind109",
 }
 
 
