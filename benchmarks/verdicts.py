@@ -110,6 +110,7 @@ CORPORA = {
     "blind113": LOGS / "blind113",
     "blind111": LOGS / "blind111",
     "blind109": LOGS / "blind109",
+    "blind112": LOGS / "blind112",
 }
 
 
