@@ -111,6 +111,7 @@ CORPORA = {
     "blind111": LOGS / "blind111",
     "blind109": LOGS / "blind109",
     "blind112": LOGS / "blind112",
+    "blind107": LOGS / "blind107",
 }
 
 
