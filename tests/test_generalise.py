@@ -1750,6 +1750,25 @@ def test_a_log_that_ends_on_an_error_record_ended_with_that_error() -> None:
     went_on = load + "ERROR 04-28 14:47:03 [utils.py:10] Failed to read optional file\nINFO 04-28 14:47:04 [core.py:1] Capturing\n"
     assert verdict(went_on)[0] == "incomplete"
     assert verdict(load + "WARNING 04-28 14:47:03 [utils.py:10] ERROR budget exceeded\n")[0] == "incomplete"
+    # a front end's request log at ERROR level (a liveness probe answered 503 while the engine starts, blind107 b12)
+    probe = "2025-10-15T08:42:53.147358Z ERROR http-request: tower_http::trace::on_failure: response failed classificati\n"
+    assert verdict(load + probe)[0] == "incomplete"
+    assert verdict(load + probe.replace("classificati", "classification=Status code: 503 Service Unavailable uri=/live"))[0] == "incomplete"
+
+
+def test_rays_reprint_of_deduplicated_lines_moves_no_rank_back() -> None:
+    """Ray reprints lines it deduplicated ('[repeated 7x across cluster]') after later ones: the reprint of
+    the workers' NCCL set-up after their weight load (the suffix cut by the excerpt's end too) does not move
+    the start back to dist_init (blind107 b01)."""
+    r = "(EngineCore_0 pid=532339) (RayWorkerWrapper pid=533576) INFO 08-07 04:48:"
+    log = (
+        r
+        + "52 [default_loader.py:262] Loading weights took 15.79 seconds\n"
+        + r
+        + "35 [pynccl.py:70] vLLM is using nccl==2.26.2 [repeate\n"
+    )
+    assert verdict(log)[1] == "weight_load"
+    assert verdict(log.replace("[repeate", "[repeated 7x across cluster]"))[1] == "weight_load"
 
 
 def test_sglangs_first_prefill_batch_is_its_warm_up() -> None:

@@ -191,7 +191,7 @@ class Classifier:
                 break
         else:
             self._error_site(line)
-        self._tracker.apply(rank, hits, text, t)
+        self._tracker.apply(rank, hits, text, t, summary=_ray_summary(line.raw))
         return out
 
     def _starting(self, text: str, t: float | None) -> None:
@@ -355,6 +355,14 @@ def step(state: State, line: LogLine, rules: RuleSet | None = None) -> State:
     return c.state
 
 
+def _ray_summary(raw: str) -> bool:
+    """Ray's reprint of lines its log deduplicated (' [repeated 7x across cluster]'), the suffix whole or
+    cut by the excerpt's end (' [repeate')."""
+    tail = raw.rstrip()[-40:]
+    i = tail.rfind(" [rep")
+    return i >= 0 and "[repeated 1x across cluster]".startswith(re.sub(r"\d+", "1", tail[i + 1 :]))
+
+
 _LEVEL = re.compile(r"(?<![\w.])(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 
 
@@ -366,7 +374,16 @@ def _error_record(raw: str) -> bool:
     if "ERROR" not in head and "CRITICAL" not in head and "FATAL" not in head:
         return False
     m = _LEVEL.search(head)
-    return m is not None and m.group(0) in ("ERROR", "CRITICAL", "FATAL")
+    return m is not None and m.group(0) in ("ERROR", "CRITICAL", "FATAL") and _HTTP_ANSWER.search(raw) is None
+
+
+_HTTP_ANSWER = re.compile(
+    r'\buri=/|"(?:GET|POST|PUT|HEAD|DELETE|OPTIONS|PATCH) /|\bStatus code: \d{3}\b|\btower_http::trace::on_failure\b'
+    r"|\b[45]\d\d (?:Service Unavailable|Not Found|Bad Request|Internal Server Error|Bad Gateway|Gateway Timeout)\b"
+)
+"""An HTTP request's answer logged at ERROR level (a Rust front end's tower_http 'response failed
+classification=Status code: 503 Service Unavailable ... uri=/live', a liveness probe while the engine still
+starts): the request's error, not the start's."""
 
 
 _TAG_LATER = ("kv_alloc", "jit_compile", "graph_capture", "warmup")

@@ -48,8 +48,10 @@ class PhaseTracker:
             return rank
         return st.lead or ""
 
-    def apply(self, rank: str, hits: set[int], text: str, t: float | None) -> None:
-        """The phase rules among a line's hits (a rule's index is its place in ``rules.phase``)."""
+    def apply(self, rank: str, hits: set[int], text: str, t: float | None, summary: bool = False) -> None:
+        """The phase rules among a line's hits (a rule's index is its place in ``rules.phase``). A
+        ``summary`` line (Ray's '[repeated 7x across cluster]' reprint of lines already shown) moves no
+        rank back: every rule is early for it."""
         st = self.state
         flags = st.rank_flags.setdefault(rank, set())
         for k, rule in enumerate(self.rules.phase):
@@ -59,7 +61,7 @@ class PhaseTracker:
                 continue
             if rule.unless and rule.unless in flags:
                 continue
-            if rule.early and rule.enter and PHASES.index(st.phase) > PHASES.index(rule.enter):
+            if (rule.early or summary) and rule.enter and PHASES.index(st.phase) > PHASES.index(rule.enter):
                 continue
             if st.failure is not None and st.failure.definitive:
                 break  # after a failure the timeline stops; only the cause is refined
