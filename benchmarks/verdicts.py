@@ -107,6 +107,7 @@ CORPORA = {
     "blind104": LOGS / "blind104",
     "blind106": LOGS / "blind106",
     "blind105": LOGS / "blind105",
+    "blind110": LOGS / "blind110",
 }
 
 
