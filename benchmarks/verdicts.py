@@ -112,6 +112,7 @@ CORPORA = {
     "blind109": LOGS / "blind109",
     "blind112": LOGS / "blind112",
     "blind107": LOGS / "blind107",
+    "blind110": LOGS / "blind110",
 }
 
 
