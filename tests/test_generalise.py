@@ -1815,3 +1815,18 @@ def test_nvshmems_transport_status_lines_and_vllms_new_model_tree() -> None:
         "AssertionError\n"
     )
     assert verdict(tb) == ("failed", "weight_load", "exception")
+
+
+def test_a_traceback_flattened_onto_one_line_and_the_kv_capacity_message_cut_after_its_first_words() -> None:
+    """A digest page that put a traceback on one line: its exception after the last frame is the cause
+    (blind110 b03); vLLM's KV-capacity ValueError cut after 'To serve at least one' is still that check:
+    oom, kv_alloc (blind110 b08)."""
+    flat = (
+        'File ".../vllm/v1/attention/ops/vit_attn_wrappers.py", line 51, in flash_attn_maxseqlen_wrapper output = f(...) '
+        'File ".../vllm/vllm_flash_attn/flash_attn_interface.py", line 300, in flash_attn_varlen_func out = op(...) '
+        "torch.AcceleratorError: CUDA error: the provided PTX was compiled with an unsupported toolchain.\n"
+    )
+    _, v = replay([flat.encode()])
+    assert (v.outcome, v.failure_kind) == ("failed", "exception")
+    assert v.reason.startswith("torch.AcceleratorError: CUDA error")
+    assert verdict("(EngineCore pid=401) ERROR [core.py:1140] ValueError: To serve at least one\n") == ("failed", "kv_alloc", "oom")

@@ -35,6 +35,8 @@ build's output, a list it prints, Ascend CANN's error report: 'ERR00100 PTA call
 'EE9999: Inner Error!' and its details) and still be the log's last word."""
 _EXC = re.compile(r"^(?:[A-Za-z_]\w*\. ?)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
+_FLAT_EXC = re.compile(r"\s((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)): ")
+"""The exception line inside a traceback flattened onto one line: its type after the last frame."""
 _TB_EXC = re.compile(r"^(?:[a-z_]\w*\.)*[A-Z]\w*(?:Timeout|Warning|Iteration|Empty|Full)(?::\s|$)")
 """Inside a traceback, also the exceptions whose names end otherwise (``httpx.ReadTimeout: ...``,
 ``StopIteration``, ``queue.Empty``): the traceback ends there."""
@@ -103,7 +105,10 @@ class TracebackReader:
                     st.frame_part = text[text.find("File") :]
                     return
             if m:
-                self._frame(m)
+                if text.count('File "') < 2:
+                    self._frame(m)
+                    return
+                self._flattened(text, t)
                 return
         if st.last_error:
             st.last_error = False
@@ -166,6 +171,17 @@ class TracebackReader:
         # (not an exception whose message is a traceback, Ray Serve's 'RuntimeError: Traceback (most recent
         # call last):' re-raising one it formatted: its lines carry no prefix, its last line is the error)
         st.tb_prefix = "" if prefix and _EXC.match(prefix.strip()) else prefix
+
+    def _flattened(self, text: str, t: float | None) -> None:
+        """A traceback a page or a digest put on one line: each frame in turn, then the exception line
+        after the last frame's source ('... File "x.py", line 300, in f out = op(...) torch.AcceleratorError:
+        CUDA error: ...')."""
+        frames = list(_FRAME.finditer(text))
+        for fm in frames:
+            self._frame(fm)
+        e = _FLAT_EXC.search(text, frames[-1].end())
+        if e is not None:
+            self._body(text[e.start(1) :], t)
 
     def _frame(self, m: re.Match[str]) -> None:
         st = self.state
