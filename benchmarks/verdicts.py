@@ -106,6 +106,7 @@ CORPORA = {
     "blind103": LOGS / "blind103",
     "blind104": LOGS / "blind104",
     "blind106": LOGS / "blind106",
+    "blind108": LOGS / "blind108",
     "blind105": LOGS / "blind105",
     "blind113": LOGS / "blind113",
     "blind111": LOGS / "blind111",
