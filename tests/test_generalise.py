@@ -1830,3 +1830,18 @@ def test_a_traceback_flattened_onto_one_line_and_the_kv_capacity_message_cut_aft
     assert (v.outcome, v.failure_kind) == ("failed", "exception")
     assert v.reason.startswith("torch.AcceleratorError: CUDA error")
     assert verdict("(EngineCore pid=401) ERROR [core.py:1140] ValueError: To serve at least one\n") == ("failed", "kv_alloc", "oom")
+
+
+def test_an_import_chain_and_a_frames_source_line_name_no_step() -> None:
+    """SGLang dying at import (a chain of '<module>' frames through mem_cache/memory_pool.py, with the
+    source line 'from sglang.srt.mem_cache.memory_pool import SWAKVPool'): a module's top level is its
+    import and a source line is code, so neither places the failure: starting (blind108 b03)."""
+    sp = '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/'
+    log = (
+        "Traceback (most recent call last):\n" + sp + 'mem_cache/allocator.py", line 30, in <module>\n'
+        "    from sglang.srt.mem_cache.memory_pool import SWAKVPool\n" + sp + 'mem_cache/memory_pool.py", line 16, in <module>\n'
+        "    from sglang.srt.torch_memory_saver_adapter import TorchMemorySaverAdapter\n"
+        "AttributeError: module 'torch_memory_saver' has no attribute 'torch_memory_saver'.\n"
+    )
+    assert verdict(log) == ("failed", "starting", "exception")
+    assert verdict("[2025-08-01 10:00:00 TP0] SWAKVPool mem usage: 4.1 GB\n")[1] == "kv_alloc"  # a message still does

@@ -250,6 +250,6 @@ class CauseRanker:
             if rule.unless is not None and (f := st.failure) is not None and any(t and rule.unless.search(t) for t in (f.root, f.trigger)):
                 continue
             for frame in frames:
-                if rule.regex.search(frame):
+                if rule.regex.search(frame) and not frame.endswith(" in <module>"):  # (an import's frame: no step)
                     return rule.label
         return None

@@ -191,7 +191,8 @@ class Classifier:
                 break
         else:
             self._error_site(line)
-        self._tracker.apply(rank, hits, text, t, summary=_ray_summary(line.raw))
+        if not st.source_line:  # a frame's source line is code: its words name no step of the start
+            self._tracker.apply(rank, hits, text, t, summary=_ray_summary(line.raw))
         return out
 
     def _starting(self, text: str, t: float | None) -> None:

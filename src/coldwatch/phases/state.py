@@ -93,6 +93,10 @@ class State:
     rank_prev: dict[str, str] = field(default_factory=dict)
     """The phase each rank left for the one it is in (a phase rule with ``resume`` returns it there)."""
     in_traceback: bool = False
+    after_frame: bool = False
+    """The line read last was a traceback frame: this one is its source line (code, not a message)."""
+    source_line: bool = False
+    """The line being read is a frame's source line ('from sglang.srt.mem_cache.memory_pool import SWAKVPool')."""
     frame_part: str = ""
     """The first half of a traceback frame that a wrap split over two lines."""
     call: str = ""

@@ -60,7 +60,10 @@ class StructureMap:
     """SGLang: a message whose literal start is short, by its first word -> (its literal parts, the phase)."""
 
     def frame_phase(self, path: str, func: str) -> str | None:
-        """The phase of one frame ('/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py', 'load_model')."""
+        """The phase of one frame ('/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py', 'load_model').
+        A module's top level ('<module>') is its import, in no phase of its own."""
+        if func == "<module>":
+            return None
         path = path.replace("\\", "/")
         for root in _ROOTS:
             i = path.find(root)

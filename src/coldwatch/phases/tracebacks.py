@@ -90,6 +90,7 @@ class TracebackReader:
     def read(self, text: str, t: float | None) -> None:
         """One line of the log (every line passes here, before any rule)."""
         st = self.state
+        st.source_line, st.after_frame = st.after_frame and st.in_traceback, False
         part = st.frame_part
         if part:  # a frame split over two lines (a terminal's or a paste's wrap)
             st.frame_part = ""
@@ -107,6 +108,7 @@ class TracebackReader:
             if m:
                 if text.count('File "') < 2:
                     self._frame(m)
+                    st.after_frame = True
                     return
                 self._flattened(text, t)
                 return
