@@ -1845,3 +1845,15 @@ def test_an_import_chain_and_a_frames_source_line_name_no_step() -> None:
     )
     assert verdict(log) == ("failed", "starting", "exception")
     assert verdict("[2025-08-01 10:00:00 TP0] SWAKVPool mem usage: 4.1 GB\n")[1] == "kv_alloc"  # a message still does
+
+
+def test_an_exception_type_alone_on_its_line_is_read_with_its_message_on_the_next() -> None:
+    """A note that wrapped its error after the type ('ValueError:' on one line, 'To serve at least one
+    request ...' on the next; 'openai_harmony.HarmonyError:' then its message): one exception line, so the
+    start failed, and its words give the kind (blind112 b08, b10)."""
+    kv = "ValueError:\nTo serve at least one request with the model's max seq len (32768), (1.5 GiB KV cache is needed, which is larger than the available KV cache memory (0.9 GiB).\n"
+    assert verdict(kv) == ("failed", "kv_alloc", "oom")
+    harmony = "openai_harmony.HarmonyError:\nerror downloading or loading vocab file\n"
+    _, v = replay([harmony.encode()])
+    assert (v.outcome, v.failure_kind) == ("failed", "exception")
+    assert v.reason == "openai_harmony.HarmonyError: error downloading or loading vocab file"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 
 from coldwatch.normalise import LogLine
 from coldwatch.phases.causes import CauseRanker
@@ -127,6 +128,7 @@ class Classifier:
         self._causes = CauseRanker(self.rules, state, self._structure, self._box)
         self._tracker = PhaseTracker(self.rules, state, self._causes, self._box)
         self._tracebacks = TracebackReader(state, self._causes, self._box)
+        self._held: LogLine | None = None
 
     @property
     def state(self) -> State:
@@ -139,7 +141,21 @@ class Classifier:
 
     # ---- events ------------------------------------------------------------------------
     def feed(self, line: LogLine) -> list[Signal]:
-        """One log line in; the signals it caused out."""
+        """One log line in; the signals it caused out. An exception's type alone on its line ('ValueError:',
+        its message wrapped onto the next) waits for that line and is read with it."""
+        held, self._held = self._held, None
+        if held is not None:
+            nxt = line.text.strip()
+            if nxt and not nxt.startswith(("Traceback", 'File "')) and _EXC_HEAD.fullmatch(nxt) is None:
+                return self._feed(replace(held, text=f"{held.text} {nxt}", raw=f"{held.raw} {nxt}"))
+            first = self._feed(held)
+            return first + self.feed(line)
+        if line.text.endswith(":") and _EXC_HEAD.fullmatch(line.text) is not None:
+            self._held = line
+            return []
+        return self._feed(line)
+
+    def _feed(self, line: LogLine) -> list[Signal]:
         out = self._box.items = []
         st = self._state
         st.lines += 1
@@ -334,7 +350,9 @@ class Classifier:
     def finish(self) -> list[Signal]:
         """End of the log: a pending traceback is the cause of a failure; a traceback cut before its
         exception line is a failure whose phase and kind come from its frames."""
-        out = self._box.items = []
+        held, self._held = self._held, None
+        first = self._feed(held) if held is not None else []
+        out = self._box.items = first
         st = self._state
         if st.ready:
             return out
@@ -352,7 +370,7 @@ def step(state: State, line: LogLine, rules: RuleSet | None = None) -> State:
     """Functional form: feed one line to a classifier holding ``state``; returns the state."""
     c = Classifier(rules)
     c.state = state
-    c.feed(line)
+    c._feed(line)  # one line, one state: nothing waits for a next line
     return c.state
 
 
@@ -363,6 +381,9 @@ def _ray_summary(raw: str) -> bool:
     i = tail.rfind(" [rep")
     return i >= 0 and "[repeated 1x across cluster]".startswith(re.sub(r"\d+", "1", tail[i + 1 :]))
 
+
+_EXC_HEAD = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):")
+"""An exception's type alone on its line, its message on the next ('AssertionError:' / 'Error in memory profiling ...')."""
 
 _LEVEL = re.compile(r"(?<![\w.])(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
 
