@@ -223,6 +223,8 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm/worker/worker.py", r"load_model", "weight_load"),
             ("vllm/worker/worker.py", r"determine_num_available_blocks|initialize_cache|_init_cache_engine", "kv_alloc"),
             ("vllm/worker/worker.py", r"_warm_up_model", "graph_capture"),
+            # every V0 platform worker sizes its KV cache the same way (xpu_worker, cpu_worker, hpu_worker ...)
+            ("vllm/worker/", r"determine_num_available_blocks", "kv_alloc"),
             ("vllm/worker/model_runner.py", r"load_model", "weight_load"),
             ("vllm/worker/model_runner.py", r"capture_model", "graph_capture"),
             ("vllm/worker/model_runner.py", r"profile_run", "kv_alloc"),
@@ -299,7 +301,7 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
     # vLLM-Omni (multi-stage omni-modal and diffusion serving on vLLM, logged in vLLM's format): its
     # diffusion stage's worker and runner (device and groups, the pipeline's load, the transformer's
     # torch.compile, the engine's dummy run before serving), its diffusion loaders, and its LLM stages'
-    # workers and runners over vLLM's
+    # workers and runners over vLLM's (their init_device checks free memory as vLLM's does: no phase as a whole)
     "vllm_omni": {
         "root": [("",)],
         "modules": [
@@ -313,7 +315,6 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
             ("vllm_omni/diffusion/worker/", r"load_model", "weight_load"),
             ("vllm_omni/diffusion/worker/diffusion_model_runner.py", r"_compile_transformer", "jit_compile"),
             ("vllm_omni/diffusion/diffusion_engine.py", r"_dummy_run", "warmup"),
-            ("vllm_omni/worker/", r"init_device", "dist_init"),
             ("vllm_omni/worker/", r"load_model", "weight_load"),
             ("vllm_omni/worker/", r"determine_available_memory|profile", "kv_alloc"),
             ("vllm_omni/platforms/npu/worker/", r"load_model", "weight_load"),
@@ -340,6 +341,8 @@ class Tree:
     templates: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
     """A message with a short literal start, as its literal parts joined by '{}' -> where it is logged."""
     """A logged message's literal head -> where it is logged (module, enclosing defs outermost first)."""
+    raised: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=lambda: defaultdict(set))
+    """An exception message's literal head -> where it is raised (module, enclosing defs outermost first)."""
     sources: list[str] = field(default_factory=list)
 
 
@@ -511,6 +514,33 @@ def messages(source: bytes) -> set[tuple[str, str, tuple[str, ...]]]:
     return out
 
 
+def raised(source: bytes) -> set[tuple[str, tuple[str, ...]]]:
+    """Every exception message a module raises (``raise X("...")``, ``assert cond, "..."``) with a literal
+    head of MESSAGE_HEAD characters or more, with the defs it is raised in (outermost first)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[tuple[str, tuple[str, ...]]] = set()
+
+    def visit(node: ast.AST, stack: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _DEF):
+                visit(child, (*stack, child.name))
+                continue
+            arg: ast.AST | None = None
+            if isinstance(child, ast.Raise) and isinstance(child.exc, ast.Call) and child.exc.args:
+                arg = child.exc.args[0]
+            elif isinstance(child, ast.Assert):
+                arg = child.msg
+            if arg is not None and len(head := _head(arg)) >= MESSAGE_HEAD:
+                out.add((head, stack))
+            visit(child, stack)
+
+    visit(tree, ())
+    return out
+
+
 def _functions(source: bytes) -> tuple[set[str], set[str], dict[str, set[str]]]:
     """Every def in a module (methods and nested ones by their own name), those whose body logs, and the
     messages each top-level def logs at ERROR level."""
@@ -562,6 +592,8 @@ def read_tree(engine: str, sources: list[str]) -> Tree:
             body = out[header_end + 1 : header_end + 1 + size]
             i = header_end + 1 + size + 1
             mod = p[len(prefix) :]
+            for head, stack in raised(body):
+                tree.raised[head].add((mod, stack))
             if engine == "sglang":
                 for form, key, stack in messages(body):
                     (tree.messages if form == "head" else tree.templates)[key].add((mod, stack))
@@ -718,6 +750,29 @@ def message_map(found: dict[str, set[tuple[str, tuple[str, ...]]]], modules: dic
     return out
 
 
+def raise_map(found: dict[str, set[tuple[str, tuple[str, ...]]]], modules: dict[str, str], functions: dict[str, str]) -> dict[str, str]:
+    """An exception message (its literal head) -> the phase of every place that raises it, as message_map;
+    a place of no phase does not count against it when its function has the name of a placed one (the
+    same step in another platform's worker: xpu_worker's determine_num_available_blocks beside worker.py's)."""
+    out: dict[str, str] = {}
+    for head, places in found.items():
+        placed: dict[str, str | None] = {}
+        loose: set[str] = set()
+        for mod, stack in places:
+            phase = next((functions[k] for fn in reversed(stack) if (k := f"{mod}::{fn}") in functions), None) or modules.get(mod)
+            fn = stack[-1] if stack else "<module>"
+            if phase is None:
+                loose.add(fn)
+            else:
+                placed.setdefault(phase, fn)
+        names = set(placed.values())
+        if len(placed) == 1 and loose <= names:
+            phase = next(iter(placed))
+            if phase != "jit_compile" or _BUILDING.search(head):
+                out[head] = phase
+    return out
+
+
 def _excluded(engine: str, mod: str) -> bool:
     """The module's most specific spec entry says it belongs to no phase."""
     best = max((p for p in SPEC[engine]["modules"] if mod.startswith(p[0])), key=lambda p: len(p[0]), default=None)
@@ -738,6 +793,49 @@ def _toml_table(name: str, items: dict[str, str]) -> list[str]:
     out = [f"[{name}]"]
     out += [f"{json.dumps(k, ensure_ascii=False)} = {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(items.items())]
     return out + [""]
+
+
+def _engine_tables(engine: str, tree: Tree, trees: dict[str, Tree]) -> list[str]:
+    """One engine's tables of the map (and its counts on stderr)."""
+    lines: list[str] = []
+    modules, functions, tags, unused = build(engine, tree)
+    if engine not in ("sglang", "vllm") and "vllm" in trees:
+        # a plug-in logs through vLLM's logger: its bare file name names a phase only when no module
+        # of vLLM's has that name (vLLM's own v1/core/kv_cache_manager.py is not the TPU runner's)
+        names = {m.rsplit("/", 1)[-1] for m in trees["vllm"].modules}
+        tags = {k: v for k, v in tags.items() if "/" in k or k not in names}
+    for u in unused:
+        print(f"{engine}: spec entry matches nothing in these snapshots: {u}", file=sys.stderr)
+    lines += [f"[{engine}]", "sources = [" + ", ".join(f'"{s}"' for s in tree.sources) + "]", ""]
+    lines += _toml_table(f"{engine}.modules", modules)
+    lines += _toml_table(f"{engine}.functions", functions)
+    if engine != "sglang":  # vLLM's logger format (its plugins log through it)
+        lines += _toml_table(f"{engine}.tags", tags)
+    else:  # SGLang's lines carry no module: the messages its modules log
+        msgs = message_map(tree.messages, modules, functions)
+        lines += ["# a logged message's literal start -> the phase of every place that logs it"]
+        lines += _toml_table(f"{engine}.messages", msgs)
+        shapes = message_map(tree.templates, modules, functions)
+        lines += ["# a message whose literal start is short, as its literal parts ('{}' where a value goes) -> the same"]
+        lines += _toml_table(f"{engine}.templates", shapes)
+    raises = raise_map(tree.raised, modules, functions)
+    lines += ["# an exception message's literal start -> the phase of every place that raises it"]
+    lines += _toml_table(f"{engine}.raises", raises)
+    if engine != "sglang" and (raising := exception_sites(tree)):
+        lines += ["# tags whose ERROR line before a traceback is the exception's own message (logger.exception(e))"]
+        lines += _toml_table(f"{engine}.exception_sites", raising)
+    if serving := serving_sites(engine, tree):
+        lines += ["# tags whose ERROR lines are a request being served (the API server was up)"]
+        lines += _toml_table(f"{engine}.serving_sites", serving)
+    sites, calls = error_sites(engine, tree)
+    if sites:
+        lines += _toml_table(f"{engine}.error_sites", sites)
+        lines += ["# every ERROR-level message of those modules, per function (review these per release)"]
+        lines += _toml_table(f"{engine}.error_calls", calls)
+    shown = f", {len(tags)} tags" if engine != "sglang" else f", {len(msgs)} messages, {len(shapes)} templates"
+    shown += f", {len(raises)} raised messages"
+    print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -764,39 +862,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     lines += ["# regenerate: python scripts/structure_map.py " + " ".join(args), ""]
     for engine, tree in trees.items():
-        modules, functions, tags, unused = build(engine, tree)
-        if engine not in ("sglang", "vllm") and "vllm" in trees:
-            # a plug-in logs through vLLM's logger: its bare file name names a phase only when no module
-            # of vLLM's has that name (vLLM's own v1/core/kv_cache_manager.py is not the TPU runner's)
-            names = {m.rsplit("/", 1)[-1] for m in trees["vllm"].modules}
-            tags = {k: v for k, v in tags.items() if "/" in k or k not in names}
-        for u in unused:
-            print(f"{engine}: spec entry matches nothing in these snapshots: {u}", file=sys.stderr)
-        lines += [f"[{engine}]", "sources = [" + ", ".join(f'"{s}"' for s in tree.sources) + "]", ""]
-        lines += _toml_table(f"{engine}.modules", modules)
-        lines += _toml_table(f"{engine}.functions", functions)
-        if engine != "sglang":  # vLLM's logger format (its plugins log through it)
-            lines += _toml_table(f"{engine}.tags", tags)
-        else:  # SGLang's lines carry no module: the messages its modules log
-            msgs = message_map(tree.messages, modules, functions)
-            lines += ["# a logged message's literal start -> the phase of every place that logs it"]
-            lines += _toml_table(f"{engine}.messages", msgs)
-            shapes = message_map(tree.templates, modules, functions)
-            lines += ["# a message whose literal start is short, as its literal parts ('{}' where a value goes) -> the same"]
-            lines += _toml_table(f"{engine}.templates", shapes)
-        if engine != "sglang" and (raising := exception_sites(tree)):
-            lines += ["# tags whose ERROR line before a traceback is the exception's own message (logger.exception(e))"]
-            lines += _toml_table(f"{engine}.exception_sites", raising)
-        if serving := serving_sites(engine, tree):
-            lines += ["# tags whose ERROR lines are a request being served (the API server was up)"]
-            lines += _toml_table(f"{engine}.serving_sites", serving)
-        sites, calls = error_sites(engine, tree)
-        if sites:
-            lines += _toml_table(f"{engine}.error_sites", sites)
-            lines += ["# every ERROR-level message of those modules, per function (review these per release)"]
-            lines += _toml_table(f"{engine}.error_calls", calls)
-        shown = f", {len(tags)} tags" if engine != "sglang" else f", {len(msgs)} messages, {len(shapes)} templates"
-        print(f"{engine}: {len(modules)} modules, {len(functions)} functions{shown}", file=sys.stderr)
+        lines += _engine_tables(engine, tree, trees)
     a.out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return 0
 

@@ -629,3 +629,13 @@ def test_vllm_omnis_stages_are_placed_by_its_own_code() -> None:
     assert verdict(tb.replace("line 150, in load_model", "line 100, in init_device"))[:2] == ("failed", "dist_init")
     up = "(APIServer pid=1) INFO 05-18 19:55:28 [async_omni_engine.py:358] [AsyncOmniEngine] Orchestrator ready with 1 stages\n"
     assert verdict(up) == ("incomplete", "warmup", None)
+
+
+def test_an_exception_message_only_one_phases_code_raises_places_a_lone_failure() -> None:
+    """A one-line note of an error, no frames and no marker: where the engines' code raises that message
+    (the structure map's raises) places it, 'Cannot find any model weights' in the loader (blind112 b07), the
+    memory profile's assertion in the KV cache's sizing, wrapped short of its head (b09). A marker the log
+    placed stays where it was."""
+    assert verdict("RuntimeError: Cannot find any model weights with `/models/x`\n") == ("failed", "weight_load", "exception")
+    assert verdict("AssertionError:\nError in memory profiling.\n")[:2] == ("failed", "kv_alloc")
+    assert verdict("ValueError: something no engine raises at all, in any of its phases\n")[1] == "starting"

@@ -177,3 +177,27 @@ def test_the_generator_lists_vllms_serving_sites(tmp_path: Path) -> None:
         "entrypoints/openai/chat_completion/serving.py": mod,
         "serving.py": mod,
     }
+
+
+def test_the_generator_maps_the_messages_the_engines_code_raises(tmp_path: Path) -> None:
+    """An exception message raised (or asserted) only in one phase's code names that phase; one raised in a
+    module of no phase too is left out, unless that place is the same step of another platform's worker
+    (a function of the same name)."""
+    sglang = _repo(tmp_path / "sglang", {"python/sglang/srt/model_loader/loader.py": "def load_model():\n    pass\n"})
+    vllm = _repo(
+        tmp_path / "vllm",
+        {
+            "vllm/model_executor/model_loader/default_loader.py": (
+                "def _prepare_weights(p):\n    raise RuntimeError(f'Cannot find any model weights with `{p}`')\n"
+                "def f():\n    raise ValueError('Unknown quantization method given here')\n"
+            ),
+            "vllm/utils/misc.py": "def g():\n    raise ValueError('Unknown quantization method given here')\n",
+            "vllm/worker/worker.py": "class W:\n    def determine_num_available_blocks(self):\n        assert ok, ('Error in memory profiling. ' f'Initial {x}')\n",
+            "vllm/worker/xpu_worker.py": "class X:\n    def determine_num_available_blocks(self):\n        assert ok, ('Error in memory profiling. ' f'Initial {x}')\n",
+        },
+    )
+    run, out = _generate(tmp_path, sglang, vllm)
+    raises = tomllib.loads(out.read_text())["vllm"]["raises"]
+    assert raises["Cannot find any model weights with `"] == "weight_load"
+    assert raises["Error in memory profiling. Initial"] == "kv_alloc"
+    assert "Unknown quantization method given here" not in raises

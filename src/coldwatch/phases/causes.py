@@ -186,7 +186,7 @@ class CauseRanker:
     def _place(self, f: Failure) -> None:
         """Put the failure in a phase: its traceback's frames first, else the current phase."""
         st = self.state
-        f.phase = self._frame_phase() or self._text_phase(f) or self._log_phase() or self._kind_phase(f)
+        f.phase = self._frame_phase() or self._text_phase(f) or self._log_phase() or self._raise_phase(f) or self._kind_phase(f)
         if f.phase is not None and f.phase not in st.spans:
             st.spans[f.phase] = Span(f.phase, f.t, f.t, "traceback frame", closed=True)
 
@@ -207,6 +207,15 @@ class CauseRanker:
             for text in (f.root, f.trigger, f.later, self.state.chain_text):
                 if text and rule.regex.search(text):
                     return rule.label
+        return None
+
+    def _raise_phase(self, f: Failure) -> str | None:
+        """Where the engines' code raises the failure's exception message (the structure map's raises), when
+        neither frames nor the log place it: a lone 'RuntimeError: Cannot find any model weights with ...'
+        is the loader's."""
+        for text in (f.root, f.trigger):
+            if text and (phase := self._structure.raise_phase(text)) is not None:
+                return phase
         return None
 
     def _log_phase(self) -> str | None:

@@ -58,6 +58,9 @@ class StructureMap:
     place that logs it)."""
     templates: dict[str, list[tuple[tuple[str, ...], str]]] = field(default_factory=dict)
     """SGLang: a message whose literal start is short, by its first word -> (its literal parts, the phase)."""
+    raises: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """An exception message's first MESSAGE_KEY characters -> (its literal head, the phase of every place that
+    raises it), over every engine (a head two engines raise in different phases is left out)."""
 
     def frame_phase(self, path: str, func: str) -> str | None:
         """The phase of one frame ('/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py', 'load_model').
@@ -143,6 +146,17 @@ class StructureMap:
                     return phase
         return None
 
+    def raise_phase(self, exc_line: str) -> str | None:
+        """The phase of the code that raises this exception's message ('RuntimeError: Cannot find any model
+        weights with `...`' is the loader's), if only one phase's code raises it; the message may stop short of
+        the head (a paste that wrapped it: 'AssertionError: Error in memory profiling.')."""
+        _, sep, msg = exc_line.partition(": ")
+        if not sep:
+            return None
+        msg = msg.strip()
+        cut = {phase for head, phase in self.raises.get(msg[:MESSAGE_KEY], ()) if msg.startswith(head) or head.startswith(msg)}
+        return cut.pop() if len(cut) == 1 and len(msg) >= MESSAGE_KEY else None  # (a message wrapped or cut short of its head too)
+
     def error_site(self, raw: str) -> str | None:
         """The module of a vLLM ERROR line logged at one of its fatal sites (the level before the tag:
         '(EngineCore pid=1) ERROR 03-05 12:36:31 [core.py:1006] ...'), if it is one."""
@@ -198,6 +212,7 @@ def structure_map() -> StructureMap:
         text = (resources.files("coldwatch.phases") / "rules" / "structure.toml").read_text(encoding="utf-8")
         data = tomllib.loads(text)
         m = StructureMap()
+        raised: dict[str, set[str]] = {}
         for engine in ("sglang", "vllm", "vllm_ascend", "tpu_inference", "vllm_omni"):
             part = data.get(engine, {})
             m.modules.update(part.get("modules", {}))
@@ -212,8 +227,13 @@ def structure_map() -> StructureMap:
                 m.exception_sites.setdefault(tag, mod)
             for head, phase in sorted(part.get("messages", {}).items(), key=lambda kv: -len(kv[0])):
                 m.messages.setdefault(head[:MESSAGE_KEY], []).append((head, phase))  # the longest head first
+            for head, phase in part.get("raises", {}).items():
+                raised.setdefault(head, set()).add(phase)
             for shape, phase in sorted(part.get("templates", {}).items(), key=lambda kv: -len(kv[0])):
                 parts = tuple(shape.split("{}"))
                 m.templates.setdefault(parts[0].split(" ", 1)[0], []).append((parts, phase))
+        for head, phases in sorted(raised.items(), key=lambda kv: -len(kv[0])):
+            if len(phases) == 1:
+                m.raises.setdefault(head[:MESSAGE_KEY], []).append((head, phases.pop()))  # the longest head first
         _MAP = m
     return _MAP

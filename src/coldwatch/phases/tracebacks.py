@@ -98,20 +98,8 @@ class TracebackReader:
                 if _FRAME.search(joined):
                     text = joined
                     break
-        if 'File "' in text or text.startswith("File "):
-            m = _FRAME.search(text) or _IPY_FRAME.search(text)
-            if m is None and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
-                k = text.find('File "') + 6
-                if st.in_traceback or '"' not in text[k:]:  # (outside a traceback: a path its wrap cut short)
-                    st.frame_part = text[text.find("File") :]
-                    return
-            if m:
-                if text.count('File "') < 2:
-                    self._frame(m)
-                    st.after_frame = True
-                    return
-                self._flattened(text, t)
-                return
+        if ('File "' in text or text.startswith("File ")) and self._frame_line(text, t):
+            return
         if st.last_error:
             st.last_error = False
             self._detail(text)
@@ -173,6 +161,25 @@ class TracebackReader:
         # (not an exception whose message is a traceback, Ray Serve's 'RuntimeError: Traceback (most recent
         # call last):' re-raising one it formatted: its lines carry no prefix, its last line is the error)
         st.tb_prefix = "" if prefix and _EXC.match(prefix.strip()) else prefix
+
+    def _frame_line(self, text: str, t: float | None) -> bool:
+        """A line with a traceback frame (or its first half, its wrap cut before the line number; or a
+        traceback flattened onto one line): read, True; False when it holds no frame after all."""
+        st = self.state
+        m = _FRAME.search(text) or _IPY_FRAME.search(text)
+        if m is None and len(text) < 600 and text.lstrip().startswith('File "') and "line" not in text[-12:]:
+            k = text.find('File "') + 6
+            if st.in_traceback or '"' not in text[k:]:  # (outside a traceback: a path its wrap cut short)
+                st.frame_part = text[text.find("File") :]
+                return True
+        if m is None:
+            return False
+        if text.count('File "') < 2:
+            self._frame(m)
+            st.after_frame = True
+        else:
+            self._flattened(text, t)
+        return True
 
     def _flattened(self, text: str, t: float | None) -> None:
         """A traceback a page or a digest put on one line: each frame in turn, then the exception line
