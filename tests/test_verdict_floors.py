@@ -39,11 +39,11 @@ FLOORS = {
     # 40.6 since an engine wrapper's header cut before its exception line ('Exception in worker ... while
     # processing method init_device.') is 'other' too, as blind31 and blind32 label it; 37.5 since a vLLM fatal
     # site's message that names no exception, with no exception line after it, is 'other' (c047)
-    "blind30": (100.0, 96.0, 37.0),
+    "blind30": (100.0, 98.1, 37.4),
     # a second 2026-12 corpus, scored with today's code before study: outcome 95.9, last phase 91.8, kind 96.0
     # (oom/nccl 8/8); then SGLang's decode-batch lines (client traffic: its warm-up asks for 8 tokens, the line
     # comes every 40 decode steps) and vLLM's route listing as engine evidence: outcome 100, last phase 95.9
-    "blind31": (100.0, 97.5, 96.0),
+    "blind31": (100.0, 97.9, 96.0),
     # a third, scored with today's code before study: outcome 98.0, last phase 82.4, kind 84.6 (oom/nccl
     # 11/11); then the disaggregated KV manager and Ray's placement group in the structure map, SGLang's
     # 'Capture cuda graph failed' and vLLM's worker-method headers and sampler warm-up as phase text, a
@@ -55,7 +55,7 @@ FLOORS = {
     # (oom/nccl 4/6); then the KV pool's sizing errors as failures in kv_alloc, a fatal site's flattened
     # traceback taking its exception line, the drafter loaded inside the target's load, an exception over a
     # scheduler's exit, the diffusion server's warm-up, a log cut in 'Trac': 100, 97.4, 90.9 (6/6)
-    "blind33": (100.0, 97.0, 90.0),
+    "blind33": (100.0, 97.3, 95.4),
     # a fifth, scored after blind33's changes and before study: outcome 93.3, last phase 71.7, kind 74.1
     # (oom/nccl 4/8); then vLLM's KV budget check in both spellings, ROCm's memory access fault, host ENOMEM,
     # a layer's weights failing to allocate, NCCL's RAS bind warning as no failure, a method a frame called
@@ -63,7 +63,7 @@ FLOORS = {
     # outcome 100, last phase 85.0, kind 88.9 (oom/nccl 7/8); 86.7 with a call cut mid-name completed (h023)
     # 92.6 (oom/nccl 8/8) with vLLM records flattened onto one line read one each (h007's NPU OOM)
     # 91.7 -> 93.3 last phase: an NCCL error before any marker is dist_init only in its set-up words (gained)
-    "blind34": (100.0, 93.3, 92.0),
+    "blind34": (100.0, 93.3, 92.5),
     # a sixth, scored after blind34's changes and before study: outcome 95.5, last phase 72.7, kind 82.4 (oom/nccl
     # 1/2); then Ray's dead worker, IPython's traceback header, a capture's buffer registration, the hub's weights
     # download bar: 100, 77.3, 94.1 (2/2). Six of its ten phase misses are one convention: the API server's set-up
@@ -112,7 +112,7 @@ FLOORS = {
     # 88.9 -> 85.2 kind: V0's MQ engine logging what it caught makes its message the exception's (p016: a
     #   Gaudi runtime's FATAL ERROR line before a cut traceback, other in its label; exception in blind87 b01 and
     #   blind89 b03's, lost)
-    "blind40": (98.0, 96.1, 85.0),
+    "blind40": (100.0, 98.0, 88.8),
     # a twelfth, SGLang only, scored after blind40's changes and before study: outcome 100, last phase 83.8, kind 100
     # (oom/nccl 3/3); then FlashInfer's kernel loads inside capture or warm-up (a build only once it has said it
     # has no prebuilt kernels), kvcached's allocator and HiCache's Mooncake store as the KV pool, the structure
@@ -125,7 +125,7 @@ FLOORS = {
     # uvicorn's access log is a serving vLLM, Ray's dead actor, V1's bare KV-cache message, a constructor frame a
     # markdown paste turned into 'in init': 97.7, 100, 94.7 (8/8). Left: d031 (a worker's ERROR line cut at its tag)
     # 100.0 -> 97.7 last phase: an NCCL error before any marker is dist_init only in its set-up words (lost)
-    "blind42": (97.5, 97.6, 94.5),
+    "blind42": (100.0, 97.6, 100.0),
     # a fourteenth, SGLang only, scored after blind41's and blind42's changes and before study: outcome 100, last
     # phase 81.2, kind 80.0 (oom/nccl 1/2); then HiCache's host pool and SGLang's PD mode in its prefix, a
     # loguru-style host program's columns, Gloo's failed mesh as a cut traceback's cause, FastAPI's warning
@@ -138,12 +138,12 @@ FLOORS = {
     # buckets, a log cut inside a record's header read as an excerpt: 98.3, 96.7, 88.0 (4/4). Left: e022 (a
     # worker's ERROR line cut at its tag), e031/e033 (label questions), e032 (nccl by the issue's ask)
     # 96.7 -> 95.0 last phase: an NCCL error before any marker is dist_init only in its set-up words (lost)
-    "blind44": (98.0, 95.0, 88.0),
+    "blind44": (100.0, 95.0, 91.9),
     # a sixteenth, SGLang only, scored after blind43's and blind44's changes and before study: outcome 92.6, last
     # phase 96.3, kind 85.7 (oom/nccl 1/2); then a TVM-FFI kernel's CUDA driver error and UCX's caught signal
     # end a start: 100, 96.3, 92.9 (1/2). Left: s024 (NCCL functions named only in the author's backtrace
     # summary below the signal: nccl by its label), s027 (an EAGLE draft's capture: draft_init by the design)
-    "blind45": (100.0, 96.0, 92.5),
+    "blind45": (100.0, 96.0, 92.8),
     # a seventeenth, vLLM only, scored at the same code: outcome 93.5, last phase 76.1, kind 80.0 (oom/nccl 3/3); then
     # Ray Serve's ready line, drafted tokens, the engine's input dump on a failed step, the CUDA-graph memory
     # profile as the KV budget, a cut dist-init line, tpu-inference's precompile, the V2 runner's speculators in
@@ -178,7 +178,7 @@ FLOORS = {
     # phase 84.6, kind 85.7 (oom/nccl 2/2); then a markdown quote's '> ' before each line, SGLang's diffusion
     # runtime loading its pipeline: 100, 88.5, 92.9 (2/2). Left: x002 (a DeepGEMM bar inside an open capture:
     # jit_compile here), x018 (a whole log flattened onto one quoted line), x019 (a label question)
-    "blind51": (100.0, 88.0, 92.5),
+    "blind51": (100.0, 88.4, 100.0),
     # a twenty-third, vLLM only, scored at the same code: outcome 96.0, last phase 80.0, kind 63.6 (oom/nccl 3/5);
     # then vLLM's padding layers as the KV budget, Gloo's pair closure as the collective's, a Marlin model
     # repacking between 'Loading weights took' and 'Model loading took': 96.0, 96.0, 72.7 (4/5). Left: i019 (a
@@ -207,16 +207,16 @@ FLOORS = {
     #   exception line ended with it, a bar cut before its counts, Dynamo's tracing prefix. Left: y013 (exited or
     #   other), y014 (a cut wrapper line), y017 (Gloo's 'connected to N peer ranks': a trainer's too, public w022)
     # 96.4 with "Ninja build failed" before any marker in jit_compile (y018)
-    "blind55": (92.5, 96.4, 82.0),
+    "blind55": (100.0, 96.4, 94.0),
     # blind56 (vLLM threads) 94.3 / 85.7 / 87.5 (4/4) -> 97.1 / 91.4 / 87.5 (4/4): V0's profiling report, uvicorn's
     #   bind error, a lazy capture. Left: v002 (init_device), v004/v027 (cut mid-word), v009 (Gloo), v035's kind
     # 91.4 -> 94.3 last phase: a traceback through vLLM's init_device is dist_init, unless it is its free-memory check (gained)
-    "blind56": (97.0, 94.2, 87.5),
+    "blind56": (100.0, 94.2, 93.7),
     # blind57 (non-NVIDIA, wrapped) 96.9 / 78.1 / 87.5 (2/2) -> 96.9 / 93.8 / 87.5 (2/2): TPU's, tpu-inference's,
     #   Gaudi's and V1's profiling wordings, the memory recommendation after a capture. Left: v015 (CANN's bare
     #   capture error), v009 (WorkerProc's own exception line: exception or other), v019 (a label question)
     #   (100 / 93.8 / 93.8 with CANN's error report after an exception line that ends the log: v015)
-    "blind57": (100.0, 93.5, 93.5),
+    "blind57": (100.0, 96.8, 93.5),
     # blind58 (committed logs) 88.0 / 92.0 / 57.1 (1/3) -> 100 / 96.0 / 100 (3/3): the bare exception at a log's end,
     #   the wrapped free-memory error as an OOM, a root printed bare then under its traceback placed by its frames
     "blind58": (100.0, 96.0, 100.0),
@@ -248,7 +248,7 @@ FLOORS = {
     #   collective's (c07, now dist_init where its label says starting: nccl before any marker). Left: c01 (a note's
     #   shortened 'init engine took'), c06 (one cut frame), c20 (the kernel warm-up: jit_compile by the map)
     # 85.2 -> 88.9 last phase: an NCCL error before any marker is dist_init only in its set-up words (gained)
-    "blind63": (100.0, 88.8, 100.0),
+    "blind63": (100.0, 92.5, 100.0),
     # blind64 (2026-06+ threads) 69.2 / 88.5 / 71.4 (2/3) -> 92.3 / 88.5 / 100 (3/3): a start marker stamped before
     #   lines already read is no restart (five rig reports), the driver's NV_ERR_NO_MEMORY, vLLM-Omni's dead scheduler.
     #   Left: i09 (a benchmark table as ready), r03 (a script's own line), n01 (nccl before any marker)
@@ -264,7 +264,7 @@ FLOORS = {
     #   compiler report alone), a06/a29 (a warm-up request or a served one), a13 (a JIT build: jit_compile here),
     #   a17 (docker's JSON records with escapes), a19/a20 (SGLang-Omni's uvicorn start), a27 (ranks in two phases)
     #   (90.0 / 76.7 / 94.4 with CANN's own error report as a failure: a05)
-    "blind66": (90.0, 76.5, 94.0),
+    "blind66": (90.0, 76.5, 94.3),
     # blind67 (vLLM V0 threads) 96.0 / 92.0 / 90.0 (3/3) -> 100 / 100 / 100 (3/3): the offline 'Processed prompts'
     #   bar as ready, a KV line cut at '# GPU block', IPython's header naming Ray's wrapped exception
     "blind67": (100.0, 100.0, 100.0),
@@ -272,13 +272,13 @@ FLOORS = {
     #   labels a cut IPython header 'other' where blind67 v023 says 'exception' (the type is in the header). Left:
     #   d15 (a request answered 500 after the start, on a Gaudi fork), d01/d13 (label conventions)
     # 92.0 -> 96.0 last phase: an NCCL error before any marker is dist_init only in its set-up words (gained)
-    "blind68": (96.0, 96.0, 81.5),
+    "blind68": (100.0, 100.0, 81.5),
     # and a last three, from threads the index had left: vLLM 2026-01..05 (22 logs), SGLang 2026 (13), ready starts
     # and OOM failures (14); the helpers stopped short of 25 when their search budget ran out:
     # blind69 (vLLM 2026-01..05) 90.9 / 81.8 / 100 (0/0) -> 90.9 / 86.4 / 100: LMCache's layout lines as the KV pool.
     #   Left: e03 (a line cut after its '[parallel_state.py:1400]' tag), e08/e14 (a served request's error, a cut
     #   route list: label questions)
-    "blind69": (90.5, 86.0, 100.0),
+    "blind69": (95.4, 90.8, 100.0),
     # blind70 (SGLang 2026) 100 / 76.9 / 100 (0/0) -> 100 / 84.6 / 100: the piecewise runner's failed capture
     #   (g05). Left: g04/g13 (the scheduler's event loop: warmup in the structure map, starting in its labels)
     "blind70": (100.0, 84.5, 100.0),
@@ -300,7 +300,7 @@ FLOORS = {
     #   92.9 / 92.9 (11/11): the source line before the error as set-up words (q01), Tenstorrent's allocator OOM and its
     #   KV bar (q02, q03), Kunlun's XCCL (q13). Left: q06 (a cut traceback in ncclCommInitRank: nccl by the issue's
     #   item 4, other in its label), q10 (the encoder cache's profile: kv_alloc in its label)
-    "blind75": (100.0, 92.5, 92.5),
+    "blind75": (100.0, 92.8, 92.8),
     # blind77 (SGLang and kt-kernel threads) 91.7 / 91.7 / 60.0 (0/1) -> 100 / 91.7 / 80.0 (1/1): a kernel library's
     #   'CUDA error (file.cu:93): ...' check (g04), Gloo's monitoredBarrier errors as nccl's cause (g09). Left: g08 (exit
     #   -6 after the scheduler died: killed in its label), g10 (a C++ exception before 'Fatal Python error: Aborted':
@@ -310,11 +310,11 @@ FLOORS = {
     #   RESOURCE_EXHAUSTED about memory (p21), the Gaudi fork's 'Pre-loading model weights on hpu:0 took' (p10),
     #   'world_size=... backend=xccl' (p11), Neuron's compiler frames (p18). Left: p15 (init_device: a split), p16 (a
     #   KV line after 'init engine ... took'), p17 (the lines after a worker's death as its cause)
-    "blind78": (100.0, 86.0, 92.5),
+    "blind78": (100.0, 86.3, 92.8),
     # blind79 (model vendors' threads) 87.5 / 100 / 72.7 (0/0) -> 93.8 / 100 / 81.8: V0's 'Writing input of failed
     #   execution' (m16). Left: m06 (an AttributeError in the executor's shutdown after the workers failed), m11 (a
     #   line cut to its 'ERROR 04-28' stamp)
-    "blind79": (93.5, 100.0, 81.5),
+    "blind79": (100.0, 100.0, 90.8),
     # blind80 (vLLM V1 threads 2025-08..2026-06) 100 / 84.6 / 100 (0/0) -> 100 / 100 / 100: nvcc's own diagnostic in the
     #   lines after an unnamed failure is a JIT build (e07), attention builders' build_for_cudagraph_capture (e08)
     "blind80": (100.0, 100.0, 100.0),
@@ -340,11 +340,11 @@ FLOORS = {
     #   into a bar (b14) and an access line (b15), a bar cut after its percent, the sampler warm-up after the
     #   capture's memory advice (b01). Left: b07 (Unsloth's own RuntimeError after the stream ended: a consequence
     #   in its label)
-    "blind86": (100.0, 100.0, 90.5),
+    "blind86": (100.0, 100.0, 90.8),
     # blind87 (serving platforms) 100 / 83.3 / 90.0 (0/0) -> 100 / 94.4 / 100: V0's MQ engine's caught exception
     #   (b01), DeepGEMM's JIT runtime assertion (b07), vLLM 0.2's init_model (b10). Left: b13 (V0's memory profile
     #   after the load: kv_alloc here, weight_load in its label)
-    "blind87": (100.0, 94.0, 100.0),
+    "blind87": (100.0, 94.3, 100.0),
     # blind88 (model vendors' threads) 86.7 / 93.3 / 62.5 (0/0) -> 100 / 100 / 100: argparse under a subcommand (b07),
     #   compose's exit line (b08), an exception before systemd's exit status (b09), Dynamo's tracer frames (b04)
     "blind88": (100.0, 100.0, 100.0),
@@ -388,7 +388,7 @@ FLOORS = {
     #   runtime in the structure map (its groups, its pipeline's loading, templates of short-headed messages), its
     #   component bar and warm-up lines. Left: vLLM-Omni's orchestrator and API lines (b13, b22-b24), b05, b15/b16
     #   (consequences)
-    "blind102": (100.0, 79.0, 77.5),
+    "blind102": (100.0, 91.6, 77.5),
     # blind103 (LoRA serving) 100 / 100 / 88.9 (0/0) -> 100 / 100 / 100: a worker failure passed on with an empty
     #   message is a consequence (b06)
     "blind103": (100.0, 100.0, 100.0),
@@ -399,7 +399,28 @@ FLOORS = {
     "blind105": (100.0, 92.0, 100.0),
     # blind106 (multi-node launches) 100 / 90.9 / 87.5 (0/0) -> 100 / 90.9 / 100: a bold exception line (b07). Left:
     #   b02 (a compiled graph failing under the KV sizing: kv_alloc here, jit_compile in its label)
-    "blind106": (100.0, 90.5, 100.0),
+    "blind106": (100.0, 90.8, 100.0),
+    # the next session's round of seven (blind107-113), each first scored before study with the code as it stood:
+    # blind107 (KV offload and disaggregated serving) 87.0 / 87.0 / 90.9 (0/0) -> 91.3 / 91.3 / 90.9: Ray's reprint of
+    #   deduplicated lines moves no rank back (b01); a front end's HTTP request error is not the start ending
+    #   (b12). Left: b02 (a segfault read as the cause before the KV lines), b19 (a proxy's uvicorn 'Application
+    #   startup complete' before vLLM's first line: ready here), b22 (an exception's body whose first line is cut)
+    "blind107": (91.0, 91.0, 90.8),
+    # blind108 (SGLang and vLLM in RL frameworks) 100 / 85.7 / 100 (2/2) -> 100 / 92.9 / 100: a frame's source
+    #   line and an import's frames place nothing (b03). Left: b02 (a trainer's NCCL set-up line before the
+    #   engine's: dist_init here, starting in its label)
+    "blind108": (100.0, 92.8, 100.0),
+    # blind109 (notebook outputs) 100 / 100 / 100 (0/0), unchanged
+    "blind109": (100.0, 100.0, 100.0),
+    # blind110 (forums and digest pages) 100 / 87.5 / 33.3 (1/2) -> 100 / 100 / 100: a traceback flattened onto
+    #   one line (b03); the KV-capacity ValueError cut after its first words (b08)
+    "blind110": (100.0, 100.0, 100.0),
+    # blind111 (expert parallelism, DeepEP, NVSHMEM) 94.1 / 88.2 / 90.9 (0/1) -> 100 / 100 / 100: NVSHMEM's
+    #   transport status lines (b06); a model's constructor in vLLM's 2026-08 tree (b03)
+    "blind111": (100.0, 100.0, 100.0),
+    # blind112 (Japanese and Korean notes) 75.0 / 75.0 / 62.5 (3/4) -> 100 / 100 / 100: an exception's type
+    #   alone on its line read with its message (b08-b10); the messages the engines' code raises (b07, b09)
+    "blind112": (100.0, 100.0, 100.0),
     # blind113 (Chinese-language notes and a cloud guide) 100 / 100 / 90.0 (3/3) -> 100 / 100 / 100: an exception
     #   line printed bare before a traceback that ends on a consequence is its cause (b05)
     "blind113": (100.0, 100.0, 100.0),
@@ -464,6 +485,10 @@ HARD_FLOORS = {
     "blind102": 100.0,
     "blind105": 100.0,
     "blind113": 100.0,
+    "blind108": 100.0,
+    "blind110": 100.0,
+    "blind111": 100.0,
+    "blind112": 100.0,
 }
 
 
