@@ -1750,6 +1750,9 @@ def test_a_log_that_ends_on_an_error_record_ended_with_that_error() -> None:
     went_on = load + "ERROR 04-28 14:47:03 [utils.py:10] Failed to read optional file\nINFO 04-28 14:47:04 [core.py:1] Capturing\n"
     assert verdict(went_on)[0] == "incomplete"
     assert verdict(load + "WARNING 04-28 14:47:03 [utils.py:10] ERROR budget exceeded\n")[0] == "incomplete"
+    # the last record cut inside its process tag: the one before it decides (blind107 b22)
+    err = "(VllmWorker rank=1 pid=308436) ERROR 08-17 13:03:25 [multiproc_executor.py:546]         Transport init error.\n"
+    assert verdict(load + err + "(VllmWorker rank=1\n")[0] == "failed"
     # a front end's request log at ERROR level (a liveness probe answered 503 while the engine starts, blind107 b12)
     probe = "2025-10-15T08:42:53.147358Z ERROR http-request: tower_http::trace::on_failure: response failed classificati\n"
     assert verdict(load + probe)[0] == "incomplete"

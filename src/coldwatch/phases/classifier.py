@@ -177,7 +177,8 @@ class Classifier:
             self._tracker.served(t, text)  # an error while it served a request: the API server was up
             return out
         st.last_line = text[:500]
-        st.ends_on_error = _error_record(line.raw)
+        if not (text.startswith("(") and ")" not in text and len(text) < 60):  # (not a process tag cut off: '(VllmWorker rank=1')
+            st.ends_on_error = _error_record(line.raw)
         self._tracebacks.read(text, t)
         if "%" in text:
             bar = parse_bar(text)
