@@ -393,7 +393,7 @@ def _error_record(raw: str) -> bool:
     """The record's header logs it at ERROR level: the first level word of its start ('ERROR 04-28
     14:47:02 [loader.py:449]', '(Worker_TP7 pid=1) ERROR', '2025-08-28 21:19:34 ERROR 125765 [',
     'ERROR:    ', '[ERROR]') is ERROR, CRITICAL or FATAL."""
-    head = raw[:100]
+    head = raw[:160]  # (behind a collector's prefix too: journald's ISO stamp, host and unit)
     if "ERROR" not in head and "CRITICAL" not in head and "FATAL" not in head:
         return False
     m = _LEVEL.search(head)
