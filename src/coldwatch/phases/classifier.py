@@ -67,6 +67,8 @@ _DIGITS = str.maketrans("", "", "0123456789")
 MISS_BUDGET = 2 << 20
 """Bytes of remembered non-matching line shapes; the memory is cleared and refilled past it."""
 MISS_LONGEST = 2048
+HIT_SHAPES = 4096
+"""Line shapes whose rule hits are remembered (cleared when full)."""
 """Lines longer than this are searched every time, never remembered (they rarely repeat)."""
 _VALUE_CLASS = re.compile(r"((?:\\.|[^\\\[\](){}|*+?^$])+)\[[1-9]-\d\]")
 """A rule's literal text right before a digit class that leaves out 0 ('Running: [1-9]', 'status=[1-9]'):
@@ -121,6 +123,7 @@ class Classifier:
         self._detect = self.rules.detect
         self._box = Outbox()
         self._misses: set[str] = set()
+        self._hit_shapes: dict[str, set[int]] = {}
         self._miss_bytes = 0
         cues = value_cues(patterns)
         self._value_cue = re.compile("|".join(map(re.escape, cues))).search if cues else None
@@ -178,7 +181,7 @@ class Classifier:
             return out
         st.last_line = text[:500]
         if not (text.startswith("(") and ")" not in text and len(text) < 60):  # (not a process tag cut off: '(VllmWorker rank=1')
-            st.ends_on_error = _error_record(line.raw)
+            st.last_record = line.raw
         self._tracebacks.read(text, t)
         if "%" in text:
             bar = parse_bar(text)
@@ -202,8 +205,9 @@ class Classifier:
             return out
         self._notes(hits, text, t)
         rank = self._tracker.rank(line)
-        for k, fr in enumerate(self.rules.failure):
-            if self._at_failure + k in hits and st.applies(fr.engine):
+        for i in sorted(i for i in hits if self._at_failure <= i < self._at_start):  # (in the rules' order)
+            fr = self.rules.failure[i - self._at_failure]
+            if st.applies(fr.engine):
                 self._causes.fail(fr.kind, fr.id, text, t, fr.role)
                 break
         else:
@@ -235,13 +239,20 @@ class Classifier:
             shape = "\0" + text  # 'Running: 0' misses where 'Running: 1' hits; the same text misses again
         else:
             shape = text.translate(_DIGITS)
-        if shape is not None and shape in self._misses:
-            return None
+        if shape is not None:
+            if shape in self._misses:
+                return None
+            if (known := self._hit_shapes.get(shape)) is not None:
+                return known  # a frequent line a rule matches ('Prefill batch, #new-seq: 1, ...'), by shape too
         hits = self._pre.which(text)
         if not hits:
             if shape is not None:
                 self._miss(shape)
             return None
+        if shape is not None:
+            if len(self._hit_shapes) >= HIT_SHAPES:
+                self._hit_shapes.clear()
+            self._hit_shapes[shape] = hits
         return hits
 
     def _error_site(self, line: LogLine) -> None:
@@ -293,6 +304,10 @@ class Classifier:
     def _notes(self, hits: set[int], text: str, t: float | None) -> None:
         """The rules that note without moving the start: a restart, a cause, a warning, a timing."""
         st = self._state
+        if text.startswith("Engine startup timings (s):"):
+            st.engine_timings = _timings(text)
+        if not any(i >= self._at_start for i in hits):
+            return  # (no start, cause, warning or timing rule among them)
         for k, sr in enumerate(self.rules.start):
             if self._at_start + k in hits and st.applies(sr.engine):
                 self._box.emit("start", t, rule=sr.id, evidence=text[:200])
@@ -305,8 +320,6 @@ class Classifier:
             if self._at_warning + k in hits and wr.label not in self._warned:
                 self._warned.add(wr.label)
                 self._box.emit("warning", t, message=f"{wr.label}: {text[:200]}")
-        if text.startswith("Engine startup timings (s):"):
-            st.engine_timings = _timings(text)
         for k, tr in enumerate(self.rules.timing):
             if self._at_timing + k in hits and (m := tr.regex.search(text)) is not None:
                 st.engine_timings[tr.label] = float(m.group("s"))
@@ -385,29 +398,6 @@ def _ray_summary(raw: str) -> bool:
 
 _EXC_HEAD = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):")
 """An exception's type alone on its line, its message on the next ('AssertionError:' / 'Error in memory profiling ...')."""
-
-_LEVEL = re.compile(r"(?<![\w.])(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
-
-
-def _error_record(raw: str) -> bool:
-    """The record's header logs it at ERROR level: the first level word of its start ('ERROR 04-28
-    14:47:02 [loader.py:449]', '(Worker_TP7 pid=1) ERROR', '2025-08-28 21:19:34 ERROR 125765 [',
-    'ERROR:    ', '[ERROR]') is ERROR, CRITICAL or FATAL."""
-    head = raw[:160]  # (behind a collector's prefix too: journald's ISO stamp, host and unit)
-    if "ERROR" not in head and "CRITICAL" not in head and "FATAL" not in head:
-        return False
-    m = _LEVEL.search(head)
-    return m is not None and m.group(0) in ("ERROR", "CRITICAL", "FATAL") and _HTTP_ANSWER.search(raw) is None
-
-
-_HTTP_ANSWER = re.compile(
-    r'\buri=/|"(?:GET|POST|PUT|HEAD|DELETE|OPTIONS|PATCH) /|\bStatus code: \d{3}\b|\btower_http::trace::on_failure\b'
-    r"|\b[45]\d\d (?:Service Unavailable|Not Found|Bad Request|Internal Server Error|Bad Gateway|Gateway Timeout)\b"
-)
-"""An HTTP request's answer logged at ERROR level (a Rust front end's tower_http 'response failed
-classification=Status code: 503 Service Unavailable ... uri=/live', a liveness probe while the engine still
-starts): the request's error, not the start's."""
-
 
 _TAG_LATER = ("kv_alloc", "jit_compile", "graph_capture", "warmup")
 """The phases a logger tag moves a start on to once a marker has placed it: the steps after the load,

@@ -104,8 +104,8 @@ class State:
     lines: int = 0
     last_t: float | None = None
     last_line: str = ""
-    ends_on_error: bool = False
-    """The last line is a record logged at ERROR or CRITICAL level (its header's level word says so)."""
+    last_record: str = ""
+    """The last record as read (a record cut inside its process tag aside): whether the log ends on an error."""
     tb_prefix: str = ""
     """What preceded the last traceback header on its line (a wrapper's prefix: stripped from its exception line)."""
     cut: bool = False

@@ -300,8 +300,31 @@ class TracebackReader:
                 # the log ends on an exception line, the start not moved on since: it ended with it (CANN's
                 # report after it is its detail, not another failure)
                 st.failure = self._failure("exception", text, "common.exception_line", st.last_t, False, root=text)
-        if st.failure is None and st.ends_on_error:
+        if st.failure is None and error_record(st.last_record):
             # the log's last record was logged at ERROR level and nothing follows it: the start ended on
             # that error (its message cut, or words no rule knows), its cause unnamed
             reason = f"log ended on an error record: {st.last_line.strip()}"
             st.failure = self._failure("other", reason, "common.error_tail", st.last_t, False)
+
+
+_LEVEL = re.compile(r"(?<![\w.])(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\b")
+
+
+def error_record(raw: str) -> bool:
+    """The record's header logs it at ERROR level: the first level word of its start ('ERROR 04-28
+    14:47:02 [loader.py:449]', '(Worker_TP7 pid=1) ERROR', '2025-08-28 21:19:34 ERROR 125765 [',
+    'ERROR:    ', '[ERROR]') is ERROR, CRITICAL or FATAL."""
+    # (behind a collector's prefix too: journald's ISO stamp, host and unit)
+    if raw.find("ERROR", 0, 160) < 0 and raw.find("CRITICAL", 0, 160) < 0 and raw.find("FATAL", 0, 160) < 0:
+        return False
+    m = _LEVEL.search(raw, 0, 160)
+    return m is not None and m.group(0) in ("ERROR", "CRITICAL", "FATAL") and _HTTP_ANSWER.search(raw) is None
+
+
+_HTTP_ANSWER = re.compile(
+    r'\buri=/|"(?:GET|POST|PUT|HEAD|DELETE|OPTIONS|PATCH) /|\bStatus code: \d{3}\b|\btower_http::trace::on_failure\b'
+    r"|\b[45]\d\d (?:Service Unavailable|Not Found|Bad Request|Internal Server Error|Bad Gateway|Gateway Timeout)\b"
+)
+"""An HTTP request's answer logged at ERROR level (a Rust front end's tower_http 'response failed
+classification=Status code: 503 Service Unavailable ... uri=/live', a liveness probe while the engine still
+starts): the request's error, not the start's."""

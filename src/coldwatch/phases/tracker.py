@@ -54,8 +54,12 @@ class PhaseTracker:
         rank back: every rule is early for it."""
         st = self.state
         flags = st.rank_flags.setdefault(rank, set())
-        for k, rule in enumerate(self.rules.phase):
-            if k not in hits or not st.applies(rule.engine):
+        phase_rules = self.rules.phase
+        for k in sorted(hits):  # (in the rules' order: the first that moves the rank wins)
+            if k >= len(phase_rules):
+                break
+            rule = phase_rules[k]
+            if not st.applies(rule.engine):
                 continue
             if rule.requires and rule.requires not in flags:
                 continue
