@@ -109,6 +109,7 @@ CORPORA = {
     "blind108": LOGS / "blind108",
     "blind105": LOGS / "blind105",
     "blind113": LOGS / "blind113",
+    "blind115": LOGS / "blind115",
     "blind111": LOGS / "blind111",
     "blind109": LOGS / "blind109",
     "blind112": LOGS / "blind112",
