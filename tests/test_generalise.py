@@ -1860,3 +1860,17 @@ def test_an_exception_type_alone_on_its_line_is_read_with_its_message_on_the_nex
     _, v = replay([harmony.encode()])
     assert (v.outcome, v.failure_kind) == ("failed", "exception")
     assert v.reason == "openai_harmony.HarmonyError: error downloading or loading vocab file"
+
+
+def test_gaudis_warm_up_summary_a_gloo_path_and_a_traceback_header_cut_at_the_end() -> None:
+    """vLLM on Gaudi: its warm-up's summary lines ('Graph/Prompt captured:24 (100.0%)', 'Warmup finished in 32
+    secs') and its defragmenter's warm-up are the warm-up (blind115 b13, b15); an exception whose message is
+    cut inside Gloo's source path is a collective library's (b07); a log that ends inside a traceback's
+    header ('[rank0]: Traceback (most recent call las') failed there, its cause cut away (b08)."""
+    h = "INFO 09-24 17:32:13 habana_model_runner.py:1620] "
+    assert verdict(h + "Warmup finished in 32 secs, allocated 92.77 MiB of device memory\n")[1] == "warmup"
+    assert verdict("INFO 09-22 16:26:27 [hpu_model_runner.py:3452] Defragmenter warmup completed successfully\n")[1] == "warmup"
+    gloo = "Traceback (most recent call last):\nRuntimeError: [/pytorch/third_party/gloo/glo\n"
+    assert verdict(gloo)[2] == "nccl"
+    load = "INFO 09-03 07:45:49 habana_model_runner.py:486] Loading model weights took in total 14.21 GiB of device memory\n"
+    assert verdict(load + "[rank0]: Traceback (most recent call las\n") == ("failed", "weight_load", "other")

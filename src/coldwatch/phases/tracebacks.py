@@ -274,6 +274,8 @@ class TracebackReader:
         k = last.rfind("Trac")
         if (len(last) >= 3 and TB_HEAD.startswith(last)) or (k >= 0 and TB_HEAD.startswith(last[k:]) and last[k:] != TB_HEAD):
             st.cut = True  # the log's last line ends inside a traceback's header ('Tra', '... exception: Traceback (most recent call')
+            if f is None and last[k:].startswith("Traceback ("):
+                st.in_traceback = True  # a traceback began ('[rank0]: Traceback (most recent call las'): cut before its frames
         elif len(last) < 120 and _CUT_HEAD.search(last):
             st.cut = True  # it stops inside a record's header: cut mid-line
         if st.in_traceback and (f is None or f.root is None):
