@@ -108,6 +108,7 @@ CORPORA = {
     "blind106": LOGS / "blind106",
     "blind108": LOGS / "blind108",
     "blind105": LOGS / "blind105",
+    "blind118": LOGS / "blind118",
     "blind113": LOGS / "blind113",
     "blind115": LOGS / "blind115",
     "blind111": LOGS / "blind111",
