@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,8 @@ from typing import Any
 
 import pytest
 
+import coldwatch.sim as _sim
+
 ROOT = Path(__file__).resolve().parents[1]
 _TEAM_LOGS = ROOT.parent / "shared" / "fixtures" / "logs"
 SHARED_LOGS = Path(
@@ -20,6 +23,33 @@ SHARED_LOGS = Path(
 )
 """The team's labelled public logs; a clone without the team's folder runs on its copy in tests/fixtures."""
 OWN_LOGS = ROOT / "tests" / "fixtures" / "logs"
+
+
+def _worker_ports() -> Iterator[int]:
+    """Ports below the kernel's ephemeral range, a window of its own per pytest-xdist worker: two workers'
+    servers never draw the same port (bind(0) in two processes can hand out one port twice, and a probe then
+    reaches another test's server)."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0) % 5
+    start = 12000 + 4000 * worker
+    while True:
+        yield from range(start, start + 4000)
+
+
+_PORTS = _worker_ports()
+
+
+def _free_port() -> int:
+    for port in _PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("unreachable")
+
+
+_sim.free_port = _free_port  # before the test modules import it
 
 for _size in ("COLUMNS", "LINES"):  # pytest-xdist's workers set 80x24: a real terminal (tmux) sizes the panel
     os.environ.pop(_size, None)
