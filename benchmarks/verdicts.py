@@ -117,6 +117,7 @@ CORPORA = {
     "blind107": LOGS / "blind107",
     "blind110": LOGS / "blind110",
     "blind119": LOGS / "blind119",
+    "blind120": LOGS / "blind120",
 }
 
 
