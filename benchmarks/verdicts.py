@@ -116,6 +116,7 @@ CORPORA = {
     "blind112": LOGS / "blind112",
     "blind107": LOGS / "blind107",
     "blind110": LOGS / "blind110",
+    "blind121": LOGS / "blind121",
 }
 
 
