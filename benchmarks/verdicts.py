@@ -118,6 +118,7 @@ CORPORA = {
     "blind110": LOGS / "blind110",
     "blind119": LOGS / "blind119",
     "blind120": LOGS / "blind120",
+    "blind121": LOGS / "blind121",
 }
 
 
