@@ -1874,3 +1874,33 @@ def test_gaudis_warm_up_summary_a_gloo_path_and_a_traceback_header_cut_at_the_en
     assert verdict(gloo)[2] == "nccl"
     load = "INFO 09-03 07:45:49 habana_model_runner.py:486] Loading model weights took in total 14.21 GiB of device memory\n"
     assert verdict(load + "[rank0]: Traceback (most recent call las\n") == ("failed", "weight_load", "other")
+
+
+def test_vllm_2026_wordings_a_wrapper_cut_at_its_traceback_and_a_ready_before_the_engine_is_known() -> None:
+    """vLLM v0.21+: the runner's 'Estimated CUDA graph memory' and the worker's note on CUDA-graph memory
+    profiling are the KV sizing (blind119 b05); 'WorkerProc hit an exception.' only announces a traceback,
+    so one cut at its first frame has an unknown cause (b08); uvicorn's 'Application startup complete.'
+    before any line that names the engine, then vLLM's shutdown on SIGTERM: it was ready (b01), where the
+    same start never ready stays failed; vLLM-Omni's stage that exited is a consequence (b07); torch's
+    symmetric-memory rendezvous is the communicators' set-up (blind121 b09)."""
+    w = "(Worker_TP0 pid=4615) INFO 08-14 08:08:04 [gpu_model_runner.py:6737] "
+    assert verdict(w + "Estimated CUDA graph memory: 2.22 GiB total\n") == ("incomplete", "kv_alloc", None)
+    note = "(Worker_TP1 pid=4616) INFO 08-14 08:08:05 [gpu_worker.py:575] CUDA graph memory profiling is enabled (default since v0.21.0).\n"
+    assert verdict(note)[1] == "kv_alloc"
+    e = "(Worker_TP0 pid=2390) ERROR 06-10 16:39:42 [multiproc_executor.py:962] "
+    cut = e + "WorkerProc hit an exception.\n" + e + "Traceback (most recent call last):\n" + e + '  File "/usr/local/lib\n'
+    assert verdict(cut)[2] == "other"
+    whole = cut + e + "ValueError: bad shape\n"
+    assert verdict(whole)[2] == "exception"
+    shutdown = "[shutdown] EngineCore: trigger received signal=SIGTERM\n... EngineDeadError: EngineCore encountered an issue.\n"
+    assert verdict("INFO:     Application startup complete.\n" + shutdown) == ("ready", "ready", None)
+    assert verdict(shutdown)[0] == "failed"
+    omni = "RuntimeError: StageEngineCoreProc died during READY (exit code 1)\nRuntimeError: Orchestrator initialization failed: StageEngineCoreProc died during READY (exit code 1)\n"
+    assert verdict(omni) == ("failed", "starting", "killed")
+    symm = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.12/site-packages/torch/distributed/_symmetric_memory/__init__.py", line 1711, in rendezvous\n'
+        "    return _SymmetricMemory.rendezvous(tensor, group_name)\n"
+        "RuntimeError: CUDA driver error: system not yet initialized\n"
+    )
+    assert verdict(symm) == ("failed", "dist_init", "exception")

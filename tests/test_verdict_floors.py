@@ -432,6 +432,16 @@ FLOORS = {
     # blind118 (desktops, WSL and Windows) 100 / 100 / 85.7 (0/0), unchanged. Left: b01 (a model-parallel traceback
     #   cut before its exception line: nccl here from its frames, other in its label)
     "blind118": (100.0, 100.0, 85.7),
+    # blind119 (vLLM and plug-in threads from 2026-06) 92.3 / 84.6 / 57.1 (0/0) -> 100 / 100 / 85.7: v0.21+'s
+    #   CUDA-graph memory estimate is the KV sizing (b05); 'WorkerProc hit an exception.' cut at its traceback
+    #   (b08); uvicorn's line before the engine is known, then vLLM's SIGTERM shutdown (b01); vLLM-Omni's stage
+    #   that exited (b07). Left: b04 (Ray's 'RayTaskError(Ty' cut inside the type: other here, exception in its label)
+    "blind119": (100.0, 100.0, 85.7),
+    # blind120 (SGLang threads from 2026-06) 100 / 100 / 100 (0/0), unchanged
+    "blind120": (100.0, 100.0, 100.0),
+    # blind121 (memory and collective failures, near-misses) 100 / 84.6 / 100 (2/2) -> 100 / 100 / 100: torch's
+    #   symmetric-memory rendezvous is the communicators' set-up (b09, b10)
+    "blind121": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -498,6 +508,7 @@ HARD_FLOORS = {
     "blind111": 100.0,
     "blind112": 100.0,
     "blind115": 100.0,
+    "blind121": 100.0,
 }
 
 

@@ -109,7 +109,7 @@ class CauseRanker:
             and (
                 f.rule in _TB_HEADS
                 or ("Traceback (most" in f.trigger and f.rule != _NAMED_HEAD)
-                or (f.rule in _WRAPPERS and self.state.frames)
+                or (f.rule in _WRAPPERS and (self.state.frames or self.state.in_traceback))
             )
         ):
             f.kind = "other"  # a traceback (bare or behind the engine's wrapper) whose exception line the excerpt does not hold

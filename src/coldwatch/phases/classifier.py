@@ -171,6 +171,8 @@ class Classifier:
         self._starting(text, t)
         if st.engine is None:
             self._detect_engine(line.raw)
+            if st.engine == "vllm":
+                self._uvicorn_was_ready()
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
             self._late(text)
             return out
@@ -273,6 +275,15 @@ class Classifier:
             # the engine logged what it caught (logger.exception(e)): the message of the exception whose
             # traceback follows, an exception line without its type should the traceback be cut
             st.orphan_exc = text
+
+    def _uvicorn_was_ready(self) -> None:
+        """The engine turned out to be vLLM after uvicorn's 'Application startup complete.' was read as an
+        SGLang server's warm-up (an excerpt that begins there): vLLM's API server starts uvicorn only once
+        its engine is up, so the start was ready from that line on."""
+        st = self._state
+        span = st.spans.get("warmup")
+        if st.phase == "warmup" and st.failure is None and span is not None and "Application startup complete" in span.evidence:
+            self._tracker.served(span.start, span.evidence)
 
     def _detect_engine(self, raw: str) -> None:
         for eng, rx in self._detect.items():
