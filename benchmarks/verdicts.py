@@ -119,6 +119,7 @@ CORPORA = {
     "blind119": LOGS / "blind119",
     "blind120": LOGS / "blind120",
     "blind121": LOGS / "blind121",
+    "blind123": LOGS / "blind123",
 }
 
 
