@@ -120,6 +120,7 @@ CORPORA = {
     "blind120": LOGS / "blind120",
     "blind121": LOGS / "blind121",
     "blind122": LOGS / "blind122",
+    "blind123": LOGS / "blind123",
 }
 
 
