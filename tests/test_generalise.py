@@ -1904,3 +1904,22 @@ def test_vllm_2026_wordings_a_wrapper_cut_at_its_traceback_and_a_ready_before_th
         "RuntimeError: CUDA driver error: system not yet initialized\n"
     )
     assert verdict(symm) == ("failed", "dist_init", "exception")
+
+
+def test_a_bare_exception_name_before_another_ranks_cut_traceback_is_the_cause() -> None:
+    """One rank's traceback ends 'AssertionError' (an assert with no message; its frames cut above the
+    excerpt), then another rank's 'WorkerProc failed to start.' and a traceback cut before its exception
+    line: the assertion is the root error, exception (blind122 b03); the rank's report alone is not known."""
+    e = "(Worker_TP{} pid=45916{}) ERROR 04-29 07:06:44 [multiproc_executor.py:870] "
+    rest = (
+        e.format(2, 3)
+        + "WorkerProc failed to start.\n"
+        + e.format(2, 3)
+        + "Traceback (most recent call last):\n"
+        + e.format(2, 3)
+        + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 837, in worker_main\n'
+        + e.format(2, 3)
+        + "    worker = WorkerProc(*args, **kwargs)\n"
+    )
+    assert verdict(e.format(1, 2) + "AssertionError   \n" + rest) == ("failed", "starting", "exception")
+    assert verdict(rest)[2] != "exception"

@@ -37,6 +37,9 @@ _EXC = re.compile(r"^(?:[A-Za-z_]\w*\. ?)*\w*(?:Error|Exception|Exit|Interrupt|F
 """An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
 _FLAT_EXC = re.compile(r"\s((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)): ")
 """The exception line inside a traceback flattened onto one line: its type after the last frame."""
+_BARE_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z][a-z]\w*(?:Error|Exception)\s*$")
+"""An exception line without a message ('AssertionError' of an assert with none): the last line of a
+traceback whose frames the excerpt cut away."""
 _TB_EXC = re.compile(r"^(?:[a-z_]\w*\.)*[A-Z]\w*(?:Timeout|Warning|Iteration|Empty|Full)(?::\s|$)")
 """Inside a traceback, also the exceptions whose names end otherwise (``httpx.ReadTimeout: ...``,
 ``StopIteration``, ``queue.Empty``): the traceback ends there."""
@@ -124,7 +127,7 @@ class TracebackReader:
             return
         if st.in_traceback:
             self._body(text, t)
-        elif st.failure is None and ": " in text and _EXC.match(text):
+        elif st.failure is None and (": " in text or _BARE_NAME.match(text)) and _EXC.match(text):
             st.orphan_exc = st.orphan_exc or text
             st.last_exc = (text, st.lines, st.phase)
         elif (
