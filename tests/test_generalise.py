@@ -1923,3 +1923,13 @@ def test_a_bare_exception_name_before_another_ranks_cut_traceback_is_the_cause()
     )
     assert verdict(e.format(1, 2) + "AssertionError   \n" + rest) == ("failed", "starting", "exception")
     assert verdict(rest)[2] != "exception"
+    ray = "(EngineCore pid=15772) ERROR 05-27 23:12:23 [v1/engine/core.py:1165] "
+    cut_type = ray + "    raise value.as_instanceof_cause()\n" + ray + "ray.exceptions.RayTaskError(Ty\n"
+    tb = (
+        ray
+        + "Traceback (most recent call last):\n"
+        + ray
+        + '  File "/usr/lib/python3.12/site-packages/ray/_private/worker.py", line 1023, in get_objects\n'
+    )
+    assert verdict(tb + cut_type)[2] == "exception"  # Ray's exception line, cut inside the wrapped type (blind119 b04)
+    assert verdict(tb)[2] == "other"

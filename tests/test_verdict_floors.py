@@ -435,8 +435,8 @@ FLOORS = {
     # blind119 (vLLM and plug-in threads from 2026-06) 92.3 / 84.6 / 57.1 (0/0) -> 100 / 100 / 85.7: v0.21+'s
     #   CUDA-graph memory estimate is the KV sizing (b05); 'WorkerProc hit an exception.' cut at its traceback
     #   (b08); uvicorn's line before the engine is known, then vLLM's SIGTERM shutdown (b01); vLLM-Omni's stage
-    #   that exited (b07). Left: b04 (Ray's 'RayTaskError(Ty' cut inside the type: other here, exception in its label)
-    "blind119": (100.0, 100.0, 85.7),
+    #   that exited (b07); Ray's exception line cut inside the wrapped type, 'ray.exceptions.RayTaskError(Ty' (b04)
+    "blind119": (100.0, 100.0, 100.0),
     # blind120 (SGLang threads from 2026-06) 100 / 100 / 100 (0/0), unchanged
     "blind120": (100.0, 100.0, 100.0),
     # blind121 (memory and collective failures, near-misses) 100 / 84.6 / 100 (2/2) -> 100 / 100 / 100: torch's
@@ -449,6 +449,9 @@ FLOORS = {
     # blind123 (2025-2026 frontier MoE models) 94.7 / 94.7 / 92.3 (0/1), unchanged. Left: b19 (six C++ frames of
     #   a c10 error inside TCPStore::doGet and nothing else: incomplete here, failed nccl in dist_init in its label)
     "blind123": (94.7, 94.7, 92.3),
+    # blind124 (weight load formats: Run:ai streamer, fastsafetensors, tensorizer, GGUF, bitsandbytes) 100 / 100 / 100
+    #   (0/0), unchanged
+    "blind124": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {

@@ -33,8 +33,11 @@ EXC_TAIL = 8
 """Lines an exception line that ends a log may have after it (its message's own further lines: a
 build's output, a list it prints, Ascend CANN's error report: 'ERR00100 PTA call acl api failed',
 'EE9999: Inner Error!' and its details) and still be the log's last word."""
-_EXC = re.compile(r"^(?:[A-Za-z_]\w*\. ?)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)")
-"""An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``)."""
+_EXC = re.compile(
+    r"^(?:[A-Za-z_]\w*\. ?)*\w*(?:Error|Exception|Exit|Interrupt|Failure)(?:\([\w.]+\))?(?::|$)|^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\([\w.]*$"
+)
+"""An exception line: ``Type: message`` (and Ray's wrapper, ``ray.exceptions.RayTaskError(ValueError): ...``,
+also when the excerpt cuts it inside the wrapped type: ``ray.exceptions.RayTaskError(Ty``)."""
 _FLAT_EXC = re.compile(r"\s((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)): ")
 """The exception line inside a traceback flattened onto one line: its type after the last frame."""
 _BARE_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z][a-z]\w*(?:Error|Exception)\s*$")
