@@ -122,6 +122,7 @@ CORPORA = {
     "blind122": LOGS / "blind122",
     "blind123": LOGS / "blind123",
     "blind124": LOGS / "blind124",
+    "blind125": LOGS / "blind125",
 }
 
 
