@@ -121,6 +121,7 @@ CORPORA = {
     "blind121": LOGS / "blind121",
     "blind122": LOGS / "blind122",
     "blind123": LOGS / "blind123",
+    "blind126": LOGS / "blind126",
 }
 
 
