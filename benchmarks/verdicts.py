@@ -123,6 +123,7 @@ CORPORA = {
     "blind123": LOGS / "blind123",
     "blind124": LOGS / "blind124",
     "blind125": LOGS / "blind125",
+    "blind126": LOGS / "blind126",
 }
 
 
