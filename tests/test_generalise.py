@@ -1933,3 +1933,34 @@ def test_a_bare_exception_name_before_another_ranks_cut_traceback_is_the_cause()
     )
     assert verdict(tb + cut_type)[2] == "exception"  # Ray's exception line, cut inside the wrapped type (blind119 b04)
     assert verdict(tb)[2] == "other"
+
+
+def test_rocm_starts_a_capture_at_debug_the_engines_timings_aiters_chip_lookup_and_gloo_groups() -> None:
+    """vLLM's CUDAGraphWrapper at DEBUG ('Capturing a cudagraph on (FULL,...)') is a capture, but in the KV
+    sizing (v0.21+ captures some graphs to measure them) it stays there (blind125 b01); SGLang's 'Engine
+    startup timings' with its graphs' figures is past the capture (b06); aiter's chip look-up under
+    jit/utils is no kernel build (b12); torch's Gloo group connected is the distributed set-up, but not in
+    Ray's reprint of other processes' lines (b09, public w022)."""
+    d = "(Worker_TP0 pid=3098) DEBUG 02-24 02:39:34 [compilation/cuda_graph.py:239] Capturing a cudagraph on (FULL,BatchDescriptor(num_tokens=32))\n"
+    fault = "Memory access fault by GPU node-5 (Agent handle: 0x460e3a50) on address 0x7ec4dfe0e000. Reason: Write access to a read-only page.\n"
+    assert verdict(d + fault)[:2] == ("failed", "graph_capture")
+    prof = "(Worker_TP0 pid=3098) INFO 02-24 02:39:30 [gpu_model_runner.py:6568] Profiling CUDA graph memory: PIECEWISE=2 (largest=8), FULL=2 (largest=8)\n"
+    assert verdict(prof + d)[1] == "kv_alloc"
+    timings = "[2026-08-06 02:49:32] Engine startup timings (s): load_weight=16.00, kv_cache_allocation=0.48, cuda_graph={prefill=0.00, decode=3.96}\n"
+    exc = "[2026-08-06 02:49:32] Scheduler hit an exception: Traceback (most recent call last):\nAttributeError: 'runtime_knobs' object has no attribute 'x'\n"
+    assert verdict(timings + exc)[:2] == ("failed", "graph_capture")
+    no_graphs = "[2026-08-06 02:49:32] Engine startup timings (s): load_weight=16.00, kv_cache_allocation=0.48\n"
+    assert verdict(no_graphs + exc)[:2] == ("failed", "kv_alloc")
+    p = '  File "/usr/local/lib/python3.12/dist-packages/'
+    chip = (
+        "Traceback (most recent call last):\n" + p + 'sglang/srt/server_args.py", line 4022, in prepare_server_args\n'
+        "    return ServerArgs.from_cli_args(raw_args)\n" + p + 'aiter/jit/utils/chip_info.py", line 65, in get_gfx_custom_op_core\n'
+        "    raise KeyError(\nKeyError: 'gfx1101'\n"
+    )
+    assert verdict(chip) == ("failed", "starting", "exception")
+    build = chip.replace("utils/chip_info.py", "core.py").replace("get_gfx_custom_op_core", "build_module")
+    assert verdict(build)[1] == "jit_compile"
+    gloo = "[Gloo] Rank 0 is connected to 1 peer ranks. Expected number of connected peer ranks is : 1\n"
+    assert verdict(gloo) == ("incomplete", "dist_init", None)
+    ray = "(WorkerDict pid=23313) [Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks is : 0 [repeated 23x across cluster]\n"
+    assert verdict(ray) == ("incomplete", "starting", None)

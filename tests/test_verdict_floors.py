@@ -452,6 +452,14 @@ FLOORS = {
     # blind124 (weight load formats: Run:ai streamer, fastsafetensors, tensorizer, GGUF, bitsandbytes) 100 / 100 / 100
     #   (0/0), unchanged
     "blind124": (100.0, 100.0, 100.0),
+    # blind125 (AMD GPUs with ROCm) 92.3 / 61.5 / 77.8 (1/1) -> 92.3 / 92.3 / 77.8: vLLM's capture at DEBUG (b01);
+    #   SGLang's startup timings past the capture (b06); aiter's chip look-up is no build (b12); Gloo's group
+    #   connected (b09). Left: b02 (a Triton compile error printed as MLIR, no traceback or exception line:
+    #   incomplete here, failed in its label), b08 (a model-parallel traceback cut before its exception line:
+    #   nccl here from its frames, other in its label)
+    "blind125": (92.3, 92.3, 77.7),
+    # blind126 (starts that end ready, 2025-09 on) 100 / 100 / 100 (0/0), unchanged
+    "blind126": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -519,6 +527,7 @@ HARD_FLOORS = {
     "blind112": 100.0,
     "blind115": 100.0,
     "blind121": 100.0,
+    "blind125": 100.0,
 }
 
 

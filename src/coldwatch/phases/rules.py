@@ -77,6 +77,9 @@ class PhaseRule:
     """Only while the start has not got past ``enter`` (set-up chatter that recurs later, e.g. NCCL INFO)."""
     resume: bool = False
     """After this end marker the rank is back in the phase it left for the ended one (JIT inside capture)."""
+    reprint: bool = True
+    """Ray's reprint of the line ('... [repeated 23x across cluster]') counts too; false for a line any process
+    may print (another actor's, a trainer's), which only the process's own first print ties to the server."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +219,7 @@ def _phase_rule(e: dict[str, Any], where: str, engine: str, rules: RuleSet) -> N
         stay_in=_phases(e.get("stay_in", []), where),
         early=bool(e.get("early", False)),
         resume=bool(e.get("resume", False)),
+        reprint=bool(e.get("reprint", True)),
     )
     if new.early and new.enter is None:
         raise ConfigError(f"{where}: 'early' needs 'enter'")

@@ -67,6 +67,8 @@ class PhaseTracker:
                 continue
             if (rule.early or summary) and rule.enter and PHASES.index(st.phase) > PHASES.index(rule.enter):
                 continue
+            if summary and not rule.reprint:
+                continue
             if st.failure is not None and st.failure.definitive:
                 break  # after a failure the timeline stops; only the cause is refined
             cur = st.rank_phase.get(rank)
