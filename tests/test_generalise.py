@@ -1951,6 +1951,8 @@ def test_rocm_starts_a_capture_at_debug_the_engines_timings_aiters_chip_lookup_a
     assert verdict(timings + exc)[:2] == ("failed", "graph_capture")
     no_graphs = "[2026-08-06 02:49:32] Engine startup timings (s): load_weight=16.00, kv_cache_allocation=0.48\n"
     assert verdict(no_graphs + exc)[:2] == ("failed", "kv_alloc")
+    none = "[2026-11-29 17:51:00] Engine startup timings (s): load_weight=0.04, kv_cache_allocation=20.87, cuda_graph={prefill=0.00, decode=0.00}\n"
+    assert verdict(none + exc)[:2] == ("failed", "kv_alloc")  # no graph captured (a CPU start)
     p = '  File "/usr/local/lib/python3.12/dist-packages/'
     chip = (
         "Traceback (most recent call last):\n" + p + 'sglang/srt/server_args.py", line 4022, in prepare_server_args\n'
