@@ -1966,3 +1966,19 @@ def test_rocm_starts_a_capture_at_debug_the_engines_timings_aiters_chip_lookup_a
     assert verdict(gloo) == ("incomplete", "dist_init", None)
     ray = "(WorkerDict pid=23313) [Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks is : 0 [repeated 23x across cluster]\n"
     assert verdict(ray) == ("incomplete", "starting", None)
+
+
+def test_the_encoder_caches_budget_is_the_memory_profile() -> None:
+    """vLLM's profile_run logs the encoder cache's budget before it profiles the encoder ('Encoder cache will
+    be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum feature
+    size.'): a failure after it is in the KV sizing (blind129 b09, b10), the load's lines before it done."""
+    e = "(EngineCore_DP0 pid=190) "
+    log = (
+        e
+        + "INFO 01-14 09:41:46 [default_loader.py:268] Loading weights took 0.35 seconds\n"
+        + e
+        + "INFO 01-14 09:41:47 [gpu_model_runner.py:3000] Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 668 image items of the maximum feature size.\n"
+        + e
+        + "ERROR 01-14 09:41:48 [core.py:718] Traceback (most recent call last):\n"
+    )
+    assert verdict(log) == ("failed", "kv_alloc", "other")
