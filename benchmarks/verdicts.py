@@ -124,6 +124,7 @@ CORPORA = {
     "blind124": LOGS / "blind124",
     "blind125": LOGS / "blind125",
     "blind126": LOGS / "blind126",
+    "blind127": LOGS / "blind127",
 }
 
 
