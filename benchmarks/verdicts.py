@@ -125,6 +125,7 @@ CORPORA = {
     "blind125": LOGS / "blind125",
     "blind126": LOGS / "blind126",
     "blind128": LOGS / "blind128",
+    "blind127": LOGS / "blind127",
     "blind129": LOGS / "blind129",
 }
 
