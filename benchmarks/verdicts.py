@@ -124,8 +124,8 @@ CORPORA = {
     "blind124": LOGS / "blind124",
     "blind125": LOGS / "blind125",
     "blind126": LOGS / "blind126",
-    "blind128": LOGS / "blind128",
     "blind127": LOGS / "blind127",
+    "blind128": LOGS / "blind128",
     "blind129": LOGS / "blind129",
 }
 
