@@ -1982,3 +1982,24 @@ def test_the_encoder_caches_budget_is_the_memory_profile() -> None:
         + "ERROR 01-14 09:41:48 [core.py:718] Traceback (most recent call last):\n"
     )
     assert verdict(log) == ("failed", "kv_alloc", "other")
+
+
+def test_nccls_error_path_then_its_communicator_built_and_a_schedulers_exit_on_a_second_node() -> None:
+    """NCCL's error path while it probes a network plugin ('NCCL INFO plugin/net.cc:118 -> 2'), then the
+    communicator built ('... - Init COMPLETE'): the start went on (blind127 b02); a second node's launcher
+    logging its scheduler's exit code 255 after NVSHMEM's failed set-up: the set-up's failure, not the dummy
+    health server's error after it (b05); an exit code 0 is no failure."""
+    n = "host:203214:203214 [0] NCCL INFO "
+    probe = n + "NET/OFI Invalid type of PCI bus returned 0\n" + n + "plugin/net.cc:118 -> 2\n"
+    built = n + "ncclCommInitRank comm 0x55b0391bafa0 rank 8 nranks 16 cudaDev 0 nvmlDev 0 busId 18000 commId 0xf277 - Init COMPLETE\n"
+    assert verdict("[2026-03-01 10:00:00 TP0] Init torch distributed begin.\n" + probe + built) == ("incomplete", "dist_init", None)
+    assert verdict("[2026-03-01 10:00:00 TP0] Init torch distributed begin.\n" + probe)[0] == "failed"
+    nvshmem = "/build/nvshmem/src/host/init/init.cu:1045: non-zero status: 7 nvshmem setup connections failed \n"
+    died = "[2026-02-25 15:04:37] Scheduler or DataParallelController 848532 terminated with 255\n"
+    lifespan = (
+        "[2026-02-25 15:04:39] INFO:     Started server process [848143]\n"
+        "[2026-02-25 15:04:39] ERROR:    Traceback (most recent call last):\n"
+        "AttributeError: 'NoneType' object has no attribute 'server_args'\n"
+    )
+    assert verdict(nvshmem + died + lifespan) == ("failed", "dist_init", "nccl")
+    assert verdict(died.replace("255", "0"))[0] == "incomplete"

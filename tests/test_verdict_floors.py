@@ -465,6 +465,10 @@ FLOORS = {
     "blind125": (92.3, 92.3, 77.7),
     # blind126 (starts that end ready, 2025-09 on) 100 / 100 / 100 (0/0), unchanged
     "blind126": (100.0, 100.0, 100.0),
+    # blind127 (notes in Russian and Vietnamese) 83.3 / 83.3 / 75.0 (1/2) -> 100 / 100 / 100 (2/2): NCCL's error path
+    #   while it probes a network plugin, then 'Init COMPLETE' (b02); a second node's scheduler exiting 255 after
+    #   NVSHMEM's failed set-up (b05)
+    "blind127": (100.0, 100.0, 100.0),
     # blind128 (quantized checkpoints' post-processing: Marlin, compressed-tensors, FP8) 100 / 94.7 / 100 (0/0),
     #   unchanged. Left: b01 (V0's Marlin FP8 warning after 'Loading weights took', then a cut traceback through
     #   load_model: weight_load here by its frames, marlin_repack in its label; moving the start on to the repack
@@ -541,6 +545,7 @@ HARD_FLOORS = {
     "blind115": 100.0,
     "blind121": 100.0,
     "blind125": 100.0,
+    "blind127": 100.0,
 }
 
 

@@ -201,6 +201,11 @@ class Classifier:
             said = self._structure.message_phase(text)
             if said is not None and (st.phase == "starting" or _tag_moves_on(st.phase, said)):
                 self._tracker.enter(self._tracker.rank(line), said, t, text)
+        f = st.failure
+        if f is not None and not f.definitive and f.rule == "common.nccl_error_path" and text.endswith(" - Init COMPLETE"):
+            # NCCL's error path inside its set-up ('NCCL INFO plugin/net.cc:118 -> 2': a network plugin it
+            # probed and passed over), then the communicator built ('ncclCommInitRank comm ... - Init COMPLETE')
+            self._tracker.went_on(t)
         hits = self._hits(text)
         if hits is None:
             self._error_site(line)

@@ -101,6 +101,19 @@ class PhaseTracker:
         st.ready_evidence = text
         self._box.emit("ready", t, evidence=text, source="log")
 
+    def went_on(self, t: float | None) -> None:
+        """The start went on after a pending failure (a traceback, a collective's error path): it was not
+        fatal; an OOM or collective error it named stays the explanation of a later failure that names
+        none (the first root error)."""
+        st = self.state
+        assert st.failure is not None
+        self._box.emit("warning", t, message=f"start continued after: {st.failure.cause}")
+        named = self._causes.text_kind(st.failure.root) or self._causes.text_kind(st.failure.trigger)
+        if named in ("oom", "nccl") and st.cause is None:
+            st.cause = (named, st.failure.cause[:500])
+        st.failure = None
+        st.frames_done = False
+
     def enter(self, rank: str, phase: str, t: float | None, evidence: str) -> None:
         """``rank`` is in ``phase`` from ``t``."""
         st = self.state
@@ -108,14 +121,7 @@ class PhaseTracker:
         if prev == phase:
             return
         if st.failure is not None and not st.failure.definitive:
-            # the start went on after a traceback: it was not fatal; an OOM or collective error it
-            # named stays the explanation of a later failure that names none (the first root error)
-            self._box.emit("warning", t, message=f"start continued after: {st.failure.cause}")
-            named = self._causes.text_kind(st.failure.root) or self._causes.text_kind(st.failure.trigger)
-            if named in ("oom", "nccl") and st.cause is None:
-                st.cause = (named, st.failure.cause[:500])
-            st.failure = None
-            st.frames_done = False
+            self.went_on(t)
         if prev is not None:
             self._dec(prev, t)
             st.rank_prev[rank] = prev
