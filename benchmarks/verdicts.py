@@ -126,6 +126,7 @@ CORPORA = {
     "blind126": LOGS / "blind126",
     "blind128": LOGS / "blind128",
     "blind129": LOGS / "blind129",
+    "blind130": LOGS / "blind130",
 }
 
 
