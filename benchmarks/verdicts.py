@@ -127,6 +127,7 @@ CORPORA = {
     "blind127": LOGS / "blind127",
     "blind128": LOGS / "blind128",
     "blind129": LOGS / "blind129",
+    "blind130": LOGS / "blind130",
     "blind131": LOGS / "blind131",
     "blind132": LOGS / "blind132",
 }
