@@ -2003,3 +2003,25 @@ def test_nccls_error_path_then_its_communicator_built_and_a_schedulers_exit_on_a
     )
     assert verdict(nvshmem + died + lifespan) == ("failed", "dist_init", "nccl")
     assert verdict(died.replace("255", "0"))[0] == "incomplete"
+
+
+def test_vllm_ascends_acl_graphs_sglang_0_1s_nccl_init_and_torchs_cpp_error_record() -> None:
+    """vllm-ascend up to 2025-12 captures 'ACL graphs' ('Starting to capture ACL graphs for cases: [2], ...'
+    and its bar 'Capturing ACL graphs (mixed prefill-decode, PIECEWISE)': blind132 b03); SGLang 0.1's '[gpu_id=0]
+    Init nccl begin.' is the distributed set-up (blind131 b14); torch's C++ error record ('[E916 13:12:13.96
+    compiler_depend.ts:429] Create context failed!', its C++ frames after it) at the log's end failed there
+    (blind132 b01), and one the start went on after did not."""
+    w = "(Worker_DP0_TP0_EP0 pid=286509) INFO 10-29 16:38:44 [model_runner_v1.py:3502] "
+    assert verdict(w + "Starting to capture ACL graphs for cases: [2], mode: PIECEWISE, uniform_decode: False\n")[1] == "graph_capture"
+    bar = "Capturing ACL graphs (mixed prefill-decode, PIECEWISE):  45%|████      | 10/22 [00:05<00:06,  1.90it/s]\n"
+    assert verdict(bar)[1] == "graph_capture"
+    assert verdict("[gpu_id=0] Init nccl begin.\n") == ("incomplete", "dist_init", None)
+    c10 = (
+        "[rank1]:[E916 13:12:13.967459575 compiler_depend.ts:429] Create context failed!\n"
+        "Exception raised from operator() at build/op_plugin/compiler_depend.ts:42 (most recent call first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0xd4 (0xffffa74d3ea4 in libc10.so)\n"
+    )
+    cap = "(Worker_PP0 pid=3113604) INFO 09-16 13:12:13 [model_runner_v1.py:2498] Graph capturing finished in 14 secs, took 0.36 GiB\n"
+    assert verdict(cap + c10) == ("failed", "graph_capture", "exception")
+    on = "(Worker_PP0 pid=3113604) INFO 09-16 13:12:14 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+    assert verdict(cap + c10 + on)[0] == "incomplete"

@@ -477,6 +477,16 @@ FLOORS = {
     # blind129 (vision-language and multimodal models) 100 / 89.5 / 100 (0/0) -> 100 / 100 / 100: the encoder cache's
     #   budget line is vLLM's profile_run, kv_alloc (b09, b10)
     "blind129": (100.0, 100.0, 100.0),
+    # blind130 (vLLM under systemd, journalctl output) 100 / 100 / 100 (2/2), unchanged
+    "blind130": (100.0, 100.0, 100.0),
+    # blind131 (multi-GPU consumer rigs over PCIe) 93.3 / 80.0 / 100 (1/1) -> 93.3 / 86.7 / 100: SGLang 0.1's 'Init
+    #   nccl begin.' (b14). Left: b04 ('Found nccl from library' alone: starting here, dist_init in its label), b09
+    #   (an offline run's 'Processed prompts: 0/16' bar: the engine serving, ready here, incomplete in its label)
+    "blind131": (93.3, 86.6, 100.0),
+    # blind132 (pipeline, context and data-parallel attention, long contexts) 92.3 / 84.6 / 80.0 (0/0) -> 100 / 92.3 /
+    #   100: vllm-ascend's ACL graphs (b03); torch's C++ error record at the log's end (b01). Left: b06 (SGLang's
+    #   'Scheduler debug info' dumps and nothing else: starting here, warmup in its label)
+    "blind132": (100.0, 92.3, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -546,6 +556,8 @@ HARD_FLOORS = {
     "blind121": 100.0,
     "blind125": 100.0,
     "blind127": 100.0,
+    "blind130": 100.0,
+    "blind131": 100.0,
 }
 
 

@@ -57,9 +57,13 @@ class CauseRanker:
             st.failure = Failure("exception" if root else kind, text, rule, t, definitive=(role != "candidate"), root=root)
             st.failure.context = st.recent_text()
             # a candidate opens a traceback (its frames may follow), except the collective library's own
-            # C log lines ('NCCL INFO file.cc:12 -> 1'), CANN's report and a shell's words, which no Python
+            # C log lines ('NCCL INFO file.cc:12 -> 1'), CANN's report, torch's C++ error log and a shell's words, which no Python
             # frame follows
-            native = _NCCL_LINE.match(text) is not None or rule in ("common.command_not_found", "common.cann_inner_error")
+            native = _NCCL_LINE.match(text) is not None or rule in (
+                "common.command_not_found",
+                "common.cann_inner_error",
+                "common.c10_error",
+            )
             st.in_traceback = (role == "candidate" and not native) or "Traceback" in text
             if role != "candidate" and not st.in_traceback:
                 st.frames.clear()
