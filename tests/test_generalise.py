@@ -2025,3 +2025,19 @@ def test_vllm_ascends_acl_graphs_sglang_0_1s_nccl_init_and_torchs_cpp_error_reco
     assert verdict(cap + c10) == ("failed", "graph_capture", "exception")
     on = "(Worker_PP0 pid=3113604) INFO 09-16 13:12:14 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
     assert verdict(cap + c10 + on)[0] == "incomplete"
+
+
+def test_a_traceback_cut_inside_its_next_frames_path_is_placed_by_that_module() -> None:
+    """SGLang's scheduler building its draft worker ('self.draft_worker = EAGLEWorker('), the excerpt cut inside
+    the next frame's path ('File ".../sglang/srt/speculative/eagle_worke'): the draft's set-up (blind135 b11);
+    cut inside a path that names no step, the failure stays where the log was."""
+    p = '  File "/opt/miniconda/envs/sglang/lib/python3.12/site-packages/sglang/srt/'
+    head = (
+        "[2025-08-11 12:58:54 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        + p
+        + 'managers/scheduler.py", line 2534, in run_scheduler_process\n    scheduler = Scheduler(\n'
+        + p
+        + 'managers/scheduler.py", line 327, in __init__\n    self.draft_worker = EAGLEWorker(\n'
+    )
+    assert verdict(head + p + "speculative/eagle_worke\n") == ("failed", "draft_init", "other")
+    assert verdict(head + p + "utils/comm\n")[1] == "starting"

@@ -296,6 +296,11 @@ class TracebackReader:
                     st.frames.append(f"{path} in {name}")
             elif st.call and st.frames and not st.frames_done:
                 st.frames.append(f"(call) in {st.call}")  # cut after the source line: the call it made
+            part = st.frame_part[st.frame_part.find('"') + 1 :] if st.frame_part else ""
+            if part.count("/") >= 3 and st.frames and not st.frames_done:
+                # the excerpt ends inside the next frame's path ('File ".../sglang/srt/speculative/eagle_worke'):
+                # the module it names, in a function the text does not say
+                st.frames.append(f"{part} in ?")
             if f is None and st.orphan_exc:  # ranks fail together: the exception another rank logged
                 st.failure = self._failure("exception", st.orphan_exc, "common.exception_line", st.last_t, False, root=st.orphan_exc)
             elif f is not None and st.orphan_exc:
