@@ -2041,3 +2041,12 @@ def test_a_traceback_cut_inside_its_next_frames_path_is_placed_by_that_module() 
     )
     assert verdict(head + p + "speculative/eagle_worke\n") == ("failed", "draft_init", "other")
     assert verdict(head + p + "utils/comm\n")[1] == "starting"
+
+
+def test_sglangs_deprecated_model_info_endpoint_answering_is_its_warm_up() -> None:
+    """At --log-level warning the first sign of SGLang's warm-up can be its HTTP server answering the warm-up's
+    '/get_model_info' with a deprecation warning (2025-11: 'Endpoint '/get_model_info' is deprecated and will be
+    removed ...'): warmup, after the capture (blind133 b06)."""
+    bar = "Capturing batches (bs=4 avail_mem=44.82 GB):  33%|███▎      | 1/3 [00:01<00:02,  1.10s/it]\n"
+    dep = "[2025-11-29 20:25:37] Endpoint '/get_model_info' is deprecated and will be removed in a future version. Please use '/model_info' instead.\n"
+    assert verdict(bar + dep) == ("incomplete", "warmup", None)

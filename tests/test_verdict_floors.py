@@ -487,6 +487,9 @@ FLOORS = {
     #   100: vllm-ascend's ACL graphs (b03); torch's C++ error record at the log's end (b01). Left: b06 (SGLang's
     #   'Scheduler debug info' dumps and nothing else: starting here, warmup in its label)
     "blind132": (100.0, 92.3, 100.0),
+    # blind133 (SGLang threads and docs notebooks of 2025) 100 / 93.3 / 100 (0/0) -> 100 / 100 / 100: the warm-up's
+    #   '/get_model_info' answered with a deprecation warning (b06)
+    "blind133": (100.0, 100.0, 100.0),
     # blind135 (SGLang with speculative decoding) 100 / 91.7 / 100 (0/0) -> 100 / 100 / 100: a traceback cut inside
     #   its next frame's path is placed by that module (b11)
     "blind135": (100.0, 100.0, 100.0),
