@@ -130,6 +130,7 @@ CORPORA = {
     "blind130": LOGS / "blind130",
     "blind131": LOGS / "blind131",
     "blind132": LOGS / "blind132",
+    "blind134": LOGS / "blind134",
 }
 
 
