@@ -131,6 +131,7 @@ CORPORA = {
     "blind131": LOGS / "blind131",
     "blind132": LOGS / "blind132",
     "blind133": LOGS / "blind133",
+    "blind134": LOGS / "blind134",
     "blind135": LOGS / "blind135",
 }
 
