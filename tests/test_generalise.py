@@ -2050,3 +2050,14 @@ def test_sglangs_deprecated_model_info_endpoint_answering_is_its_warm_up() -> No
     bar = "Capturing batches (bs=4 avail_mem=44.82 GB):  33%|███▎      | 1/3 [00:01<00:02,  1.10s/it]\n"
     dep = "[2025-11-29 20:25:37] Endpoint '/get_model_info' is deprecated and will be removed in a future version. Please use '/model_info' instead.\n"
     assert verdict(bar + dep) == ("incomplete", "warmup", None)
+
+
+def test_another_compose_services_answered_request_is_not_the_engine_serving() -> None:
+    """docker compose logs of two services: the gateway's uvicorn access line ('gateway-1  | INFO: ... "GET
+    /api/health HTTP/1.1" 200 OK') while vLLM's service is still starting is not vLLM serving (blind134 b03);
+    the engine's own service answering is."""
+    v = "voxtral-1  | (APIServer pid=1) INFO 03-08 03:06:19 [api_server.py:1] "
+    gw = 'gateway-1  | INFO:     172.18.0.1:60518 - "GET /api/health HTTP/1.1" 200 OK\n'
+    assert verdict(v + "vLLM API server version 0.17.0\n" + gw) == ("incomplete", "starting", None)
+    own = 'voxtral-1  | (APIServer pid=1) INFO:     172.18.0.1:60518 - "GET /health HTTP/1.1" 200 OK\n'
+    assert verdict(v + "vLLM API server version 0.17.0\n" + own)[0] == "ready"

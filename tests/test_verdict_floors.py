@@ -490,6 +490,9 @@ FLOORS = {
     # blind133 (SGLang threads and docs notebooks of 2025) 100 / 93.3 / 100 (0/0) -> 100 / 100 / 100: the warm-up's
     #   '/get_model_info' answered with a deprecation warning (b06)
     "blind133": (100.0, 100.0, 100.0),
+    # blind134 (vLLM under docker compose, kubectl, oc and podman) 92.3 / 92.3 / 100 (0/0) -> 100 / 100 / 100: another
+    #   compose service's answered health check is not the engine serving (b03)
+    "blind134": (100.0, 100.0, 100.0),
     # blind135 (SGLang with speculative decoding) 100 / 91.7 / 100 (0/0) -> 100 / 100 / 100: a traceback cut inside
     #   its next frame's path is placed by that module (b11)
     "blind135": (100.0, 100.0, 100.0),

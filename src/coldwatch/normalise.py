@@ -237,6 +237,20 @@ so a frame keeps its indent ('0:   File "..."')."""
 _COMPOSE = re.compile(r"^[\w.-]+\s+\| ")
 _KUBECTL = re.compile(r"^\[pod/[\w.-]+/[\w.-]+\] ")
 """``kubectl logs --prefix`` (and ``oc logs --prefix``): '[pod/vllm-6f7d8c-x2k9q/vllm] ' before each line."""
+
+
+def service_of(raw: str) -> str:
+    """The container a line's wrapper names (compose's service column, ``kubectl logs --prefix``'s pod and
+    container); '' when it names none."""
+    if raw.startswith("[pod/"):
+        m = _KUBECTL.match(raw)
+        return m.group(0) if m else ""
+    if " | " in raw[:64] and not raw.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
+        m = _COMPOSE.match(raw)
+        return m.group(0).split()[0] if m else ""
+    return ""
+
+
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
 _RAY_SUFFIX = re.compile(r" ?\[repeated \d+x across cluster\]$")
 _TORCH_RANK = re.compile(r"^\[rank(\d+)\]:")

@@ -15,7 +15,7 @@ import re
 import sys
 from dataclasses import replace
 
-from coldwatch.normalise import LogLine
+from coldwatch.normalise import LogLine, service_of
 from coldwatch.phases.causes import CauseRanker
 from coldwatch.phases.prefilter import prefilter
 from coldwatch.phases.rules import RuleSet, builtin_rules, scoped
@@ -171,6 +171,8 @@ class Classifier:
         self._starting(text, t)
         if st.engine is None:
             self._detect_engine(line.raw)
+            if st.engine is not None and not st.service:
+                st.service = service_of(line.raw)  # (until a line moves the start: its container is the engine's)
             if st.engine == "vllm":
                 self._uvicorn_was_ready()
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
@@ -219,8 +221,15 @@ class Classifier:
                 break
         else:
             self._error_site(line)
-        if not st.source_line:  # a frame's source line is code: its words name no step of the start
-            self._tracker.apply(rank, hits, text, t, summary=_ray_summary(line.raw))
+        if st.source_line:  # a frame's source line is code: its words name no step of the start
+            return out
+        svc = service_of(line.raw)
+        if svc and st.service and svc != st.service and self._enters_ready(hits):
+            return out  # another container's request answered (a gateway's health check) is not the engine serving
+        before = st.phase
+        self._tracker.apply(rank, hits, text, t, summary=_ray_summary(line.raw))
+        if svc and not st.service_moved and st.phase != before:
+            st.service, st.service_moved = svc, True  # the container whose line moved the start is the engine's
         return out
 
     def _starting(self, text: str, t: float | None) -> None:
@@ -280,6 +289,10 @@ class Classifier:
             # the engine logged what it caught (logger.exception(e)): the message of the exception whose
             # traceback follows, an exception line without its type should the traceback be cut
             st.orphan_exc = text
+
+    def _enters_ready(self, hits: set[int]) -> bool:
+        rules = self.rules.phase
+        return any(k < len(rules) and rules[k].enter == "ready" for k in hits)
 
     def _uvicorn_was_ready(self) -> None:
         """The engine turned out to be vLLM after uvicorn's 'Application startup complete.' was read as an

@@ -73,6 +73,11 @@ class State:
     """Everything the classifier knows. Owned by one Classifier."""
 
     engine: str | None = None
+    service: str = ""
+    """The engine's container (compose's service, a kubectl pod): the one whose line named the engine, then
+    the one whose line first moved the start. In a log of several containers another one's answered
+    request is not the engine serving (a gateway's health checks)."""
+    service_moved: bool = False
     phase: str = "starting"
     spans: dict[str, Span] = field(default_factory=dict)
     rank_phase: dict[str, str | None] = field(default_factory=dict)
