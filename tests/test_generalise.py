@@ -2061,3 +2061,15 @@ def test_another_compose_services_answered_request_is_not_the_engine_serving() -
     assert verdict(v + "vLLM API server version 0.17.0\n" + gw) == ("incomplete", "starting", None)
     own = 'voxtral-1  | (APIServer pid=1) INFO:     172.18.0.1:60518 - "GET /health HTTP/1.1" 200 OK\n'
     assert verdict(v + "vLLM API server version 0.17.0\n" + own)[0] == "ready"
+
+
+def test_a_log_ending_on_an_error_record_after_an_exception_the_engine_caught_ends_with_that_exception() -> None:
+    """V0's engine logs the exception it caught (engine.py:366, an exception site: 'Consistency check failed: file
+    should be of size ...'), then the excerpt ends on a record cut in its header: the start failed with that
+    exception (blind138 b02); with no such line before it, the cut error record's cause stays unnamed."""
+    load = "(VllmWorkerProcess pid=358) INFO 01-23 21:46:38 weight_utils.py:243] Using model weights format ['*.safetensors']\n"
+    caught = "ERROR 01-23 21:59:31 engine.py:366] Consistency check failed: file should be of size 4966157056 but has size 4966842368.\n"
+    _, v = replay([(load + caught + "ERROR 01-23 21:59:\n").encode()])
+    assert (v.outcome, v.phase, v.failure_kind) == ("failed", "weight_load", "exception")
+    assert v.reason.startswith("Consistency check failed")
+    assert verdict(load + "ERROR 01-23 21:59:\n")[2] == "other"

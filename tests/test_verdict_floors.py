@@ -496,6 +496,11 @@ FLOORS = {
     # blind135 (SGLang with speculative decoding) 100 / 91.7 / 100 (0/0) -> 100 / 100 / 100: a traceback cut inside
     #   its next frame's path is placed by that module (b11)
     "blind135": (100.0, 100.0, 100.0),
+    # blind136 (vLLM threads from 2026-07 on: three logs, the harvest ran dry) 100 / 100 / 100 (1/1), unchanged
+    "blind136": (100.0, 100.0, 100.0),
+    # blind138 (failures before the weights: the Hub, tokenizers, configs, ports) 100 / 100 / 91.7 (0/0) -> 100 / 100 /
+    #   100: a log ending on an error record after an exception the engine caught ends with that exception (b02)
+    "blind138": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -567,6 +572,7 @@ HARD_FLOORS = {
     "blind127": 100.0,
     "blind130": 100.0,
     "blind131": 100.0,
+    "blind136": 100.0,
 }
 
 

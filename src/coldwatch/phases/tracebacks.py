@@ -313,7 +313,11 @@ class TracebackReader:
                 # the log ends on an exception line, the start not moved on since: it ended with it (CANN's
                 # report after it is its detail, not another failure)
                 st.failure = self._failure("exception", text, "common.exception_line", st.last_t, False, root=text)
-        if st.failure is None and error_record(st.last_record):
+        if st.failure is None and error_record(st.last_record) and st.orphan_exc:
+            # the log ends on an error record after the engine logged an exception it caught (an exception
+            # site's ERROR line, its message: 'Consistency check failed: file should be of size ...'): that one
+            st.failure = self._failure("exception", st.orphan_exc, "common.exception_line", st.last_t, False, root=st.orphan_exc)
+        elif st.failure is None and error_record(st.last_record):
             # the log's last record was logged at ERROR level and nothing follows it: the start ended on
             # that error (its message cut, or words no rule knows), its cause unnamed
             reason = f"log ended on an error record: {st.last_line.strip()}"
