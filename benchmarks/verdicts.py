@@ -133,6 +133,7 @@ CORPORA = {
     "blind133": LOGS / "blind133",
     "blind134": LOGS / "blind134",
     "blind135": LOGS / "blind135",
+    "blind137": LOGS / "blind137",
 }
 
 
