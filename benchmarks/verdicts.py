@@ -134,6 +134,7 @@ CORPORA = {
     "blind134": LOGS / "blind134",
     "blind135": LOGS / "blind135",
     "blind136": LOGS / "blind136",
+    "blind137": LOGS / "blind137",
     "blind138": LOGS / "blind138",
 }
 
