@@ -498,6 +498,8 @@ FLOORS = {
     "blind135": (100.0, 100.0, 100.0),
     # blind136 (vLLM threads from 2026-07 on: three logs, the harvest ran dry) 100 / 100 / 100 (1/1), unchanged
     "blind136": (100.0, 100.0, 100.0),
+    # blind137 (CPUs, Arm servers, Apple Silicon and Intel XPU) 100 / 100 / 100 (0/0), unchanged
+    "blind137": (100.0, 100.0, 100.0),
     # blind138 (failures before the weights: the Hub, tokenizers, configs, ports) 100 / 100 / 91.7 (0/0) -> 100 / 100 /
     #   100: a log ending on an error record after an exception the engine caught ends with that exception (b02)
     "blind138": (100.0, 100.0, 100.0),
