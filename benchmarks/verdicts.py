@@ -136,6 +136,7 @@ CORPORA = {
     "blind136": LOGS / "blind136",
     "blind137": LOGS / "blind137",
     "blind138": LOGS / "blind138",
+    "blind140": LOGS / "blind140",
 }
 
 
