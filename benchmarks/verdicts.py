@@ -137,6 +137,7 @@ CORPORA = {
     "blind137": LOGS / "blind137",
     "blind138": LOGS / "blind138",
     "blind139": LOGS / "blind139",
+    "blind140": LOGS / "blind140",
 }
 
 
