@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from coldwatch.normalise import LogLine, service_of
 from coldwatch.phases.causes import CauseRanker
-from coldwatch.phases.prefilter import prefilter
+from coldwatch.phases.prefilter import Prefilter, prefilter
 from coldwatch.phases.rules import RuleSet, builtin_rules, scoped
 from coldwatch.phases.state import Failure, Outbox, Signal, Span, State
 from coldwatch.phases.structure import MESSAGE_KEY, structure_map
@@ -122,11 +122,7 @@ class Classifier:
         self._at_timing = self._at_warning + len(self.rules.warning)
         self._detect = self.rules.detect
         self._box = Outbox()
-        self._misses: set[str] = set()
-        self._hit_shapes: dict[str, set[int]] = {}
-        self._miss_bytes = 0
-        cues = value_cues(patterns)
-        self._value_cue = re.compile("|".join(map(re.escape, cues))).search if cues else None
+        self._hits = _ShapeHits(self._pre, value_cues(patterns)).hits
         self._state = state = State(engine=engine)
         self._causes = CauseRanker(self.rules, state, self._structure, self._box)
         self._tracker = PhaseTracker(self.rules, state, self._causes, self._box)
@@ -174,7 +170,7 @@ class Classifier:
             if st.engine is not None and not st.service:
                 st.service = service_of(line.raw)  # (until a line moves the start: its container is the engine's)
             if st.engine == "vllm":
-                self._uvicorn_was_ready()
+                self._tracker.uvicorn_was_ready()
         if st.ready:  # errors and shutdown after ready do not change a ready start; they are counted
             self._late(text)
             return out
@@ -192,17 +188,8 @@ class Classifier:
             if bar is not None:
                 self._tracker.bar(line, *bar, t)
                 return out
-        if st.failure is None and ".py:" in line.raw:
-            # the module a vLLM line was logged from names its phase: before any marker a rule knows, and
-            # later where it names a phase further on (see _tag_moves_on)
-            tagged = self._structure.tag_phase(line.raw)
-            if tagged is not None and (st.phase == "starting" or _tag_moves_on(st.phase, tagged)):
-                self._tracker.enter(self._tracker.rank(line), tagged, t, text)
-        elif st.failure is None and st.engine != "vllm" and len(text) >= MESSAGE_KEY:
-            # SGLang's lines name no module: the message names the code that logs it (the same rule)
-            said = self._structure.message_phase(text)
-            if said is not None and (st.phase == "starting" or _tag_moves_on(st.phase, said)):
-                self._tracker.enter(self._tracker.rank(line), said, t, text)
+        if st.failure is None:
+            self._named_phase(line)
         f = st.failure
         if f is not None and not f.definitive and f.rule == "common.nccl_error_path" and text.endswith(" - Init COMPLETE"):
             # NCCL's error path inside its set-up ('NCCL INFO plugin/net.cc:118 -> 2': a network plugin it
@@ -221,16 +208,35 @@ class Classifier:
                 break
         else:
             self._error_site(line)
-        if st.source_line:  # a frame's source line is code: its words name no step of the start
-            return out
-        svc = service_of(line.raw)
-        if svc and st.service and svc != st.service and self._enters_ready(hits):
-            return out  # another container's request answered (a gateway's health check) is not the engine serving
-        before = st.phase
-        self._tracker.apply(rank, hits, text, t, summary=_ray_summary(line.raw))
-        if svc and not st.service_moved and st.phase != before:
-            st.service, st.service_moved = svc, True  # the container whose line moved the start is the engine's
+        if not st.source_line:  # a frame's source line is code: its words name no step of the start
+            self._apply_phases(line, hits, rank)
         return out
+
+    def _named_phase(self, line: LogLine) -> None:
+        """The module a vLLM line was logged from names its phase: before any marker a rule knows, and
+        later where it names a phase further on (see _tag_moves_on); SGLang's lines name no module: the
+        message names the code that logs it (the same rule)."""
+        st, text = self._state, line.text
+        if ".py:" in line.raw:
+            said = self._structure.tag_phase(line.raw)
+        elif st.engine != "vllm" and len(text) >= MESSAGE_KEY:
+            said = self._structure.message_phase(text)
+        else:
+            return
+        if said is not None and (st.phase == "starting" or _tag_moves_on(st.phase, said)):
+            self._tracker.enter(self._tracker.rank(line), said, line.t, text)
+
+    def _apply_phases(self, line: LogLine, hits: set[int], rank: str) -> None:
+        """The line's phase rules, unless it is another container's request answered (a gateway's health
+        check is not the engine serving); the container whose line first moves the start is the engine's."""
+        st = self._state
+        svc = service_of(line.raw)
+        if svc and st.service and svc != st.service and _enters_ready(self.rules, hits):
+            return
+        before = st.phase
+        self._tracker.apply(rank, hits, line.text, line.t, summary=_ray_summary(line.raw))
+        if svc and not st.service_moved and st.phase != before:
+            st.service, st.service_moved = svc, True
 
     def _starting(self, text: str, t: float | None) -> None:
         """The start's first line opens `starting`; a stamp seen later gives it its start time."""
@@ -242,34 +248,6 @@ class Classifier:
                 self._tracker.first_line = st.lines
         elif t is not None and first.start is None:
             first.start = t
-
-    def _hits(self, text: str) -> set[int] | None:
-        """The rules the prefilter says may match the line; None when none can (lines that differ only in
-        numbers match the same rules: the misses are remembered by shape; a line whose rules look at a
-        number's value, by its exact text)."""
-        if self._pre is None:
-            return set()
-        if len(text) > MISS_LONGEST:
-            shape = None
-        elif self._value_cue is not None and self._value_cue(text) is not None:
-            shape = "\0" + text  # 'Running: 0' misses where 'Running: 1' hits; the same text misses again
-        else:
-            shape = text.translate(_DIGITS)
-        if shape is not None:
-            if shape in self._misses:
-                return None
-            if (known := self._hit_shapes.get(shape)) is not None:
-                return known  # a frequent line a rule matches ('Prefill batch, #new-seq: 1, ...'), by shape too
-        hits = self._pre.which(text)
-        if not hits:
-            if shape is not None:
-                self._miss(shape)
-            return None
-        if shape is not None:
-            if len(self._hit_shapes) >= HIT_SHAPES:
-                self._hit_shapes.clear()
-            self._hit_shapes[shape] = hits
-        return hits
 
     def _error_site(self, line: LogLine) -> None:
         """An ERROR line logged at one of vLLM's fatal sites (the structure map's error_sites, read from
@@ -290,19 +268,6 @@ class Classifier:
             # traceback follows, an exception line without its type should the traceback be cut
             st.orphan_exc = text
 
-    def _enters_ready(self, hits: set[int]) -> bool:
-        rules = self.rules.phase
-        return any(k < len(rules) and rules[k].enter == "ready" for k in hits)
-
-    def _uvicorn_was_ready(self) -> None:
-        """The engine turned out to be vLLM after uvicorn's 'Application startup complete.' was read as an
-        SGLang server's warm-up (an excerpt that begins there): vLLM's API server starts uvicorn only once
-        its engine is up, so the start was ready from that line on."""
-        st = self._state
-        span = st.spans.get("warmup")
-        if st.phase == "warmup" and st.failure is None and span is not None and "Application startup complete" in span.evidence:
-            self._tracker.served(span.start, span.evidence)
-
     def _detect_engine(self, raw: str) -> None:
         for eng, rx in self._detect.items():
             if rx.search(raw):
@@ -320,15 +285,6 @@ class Classifier:
                     st.late_errors += 1
                     st.late_error = text[:500]
                     break
-
-    def _miss(self, shape: str) -> None:
-        """Remember a line shape that no rule matches, within the memory's budget."""
-        size = sys.getsizeof(shape)
-        if self._miss_bytes + size > MISS_BUDGET:
-            self._misses.clear()
-            self._miss_bytes = 0
-        self._misses.add(shape)
-        self._miss_bytes += size
 
     def _notes(self, hits: set[int], text: str, t: float | None) -> None:
         """The rules that note without moving the start: a restart, a cause, a warning, a timing."""
@@ -432,6 +388,61 @@ _TAG_LATER = ("kv_alloc", "jit_compile", "graph_capture", "warmup")
 """The phases a logger tag moves a start on to once a marker has placed it: the steps after the load,
 in the engine's order. A repack or a draft needs its own evidence (a quantized model's post-processing
 and a draft's modules log in every model's load)."""
+
+
+class _ShapeHits:
+    """The rules the prefilter says may match a line, remembered by the line's shape (its digits as one
+    digit): a log repeats a few shapes millions of times."""
+
+    def __init__(self, pre: Prefilter | None, cues: tuple[str, ...]) -> None:
+        self._pre = pre
+        self._misses: set[str] = set()
+        self._hit_shapes: dict[str, set[int]] = {}
+        self._miss_bytes = 0
+        self._value_cue = re.compile("|".join(map(re.escape, cues))).search if cues else None
+
+    def hits(self, text: str) -> set[int] | None:
+        """The rules the prefilter says may match the line; None when none can (lines that differ only in
+        numbers match the same rules: the misses are remembered by shape; a line whose rules look at a
+        number's value, by its exact text)."""
+        if self._pre is None:
+            return set()
+        if len(text) > MISS_LONGEST:
+            shape = None
+        elif self._value_cue is not None and self._value_cue(text) is not None:
+            shape = "\0" + text  # 'Running: 0' misses where 'Running: 1' hits; the same text misses again
+        else:
+            shape = text.translate(_DIGITS)
+        if shape is not None:
+            if shape in self._misses:
+                return None
+            if (known := self._hit_shapes.get(shape)) is not None:
+                return known  # a frequent line a rule matches ('Prefill batch, #new-seq: 1, ...'), by shape too
+        hits = self._pre.which(text)
+        if not hits:
+            if shape is not None:
+                self._miss(shape)
+            return None
+        if shape is not None:
+            if len(self._hit_shapes) >= HIT_SHAPES:
+                self._hit_shapes.clear()
+            self._hit_shapes[shape] = hits
+        return hits
+
+    def _miss(self, shape: str) -> None:
+        """Remember a line shape that no rule matches, within the memory's budget."""
+        size = sys.getsizeof(shape)
+        if self._miss_bytes + size > MISS_BUDGET:
+            self._misses.clear()
+            self._miss_bytes = 0
+        self._misses.add(shape)
+        self._miss_bytes += size
+
+
+def _enters_ready(rules: RuleSet, hits: set[int]) -> bool:
+    """A phase rule among the line's hits enters ready."""
+    phase = rules.phase
+    return any(k < len(phase) and phase[k].enter == "ready" for k in hits)
 
 
 def _tag_moves_on(phase: str, tagged: str) -> bool:

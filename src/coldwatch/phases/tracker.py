@@ -195,6 +195,15 @@ class PhaseTracker:
         if st.lead is not None:
             st.lead = None  # from here the main process speaks for all ranks
 
+    def uvicorn_was_ready(self) -> None:
+        """The engine turned out to be vLLM after uvicorn's 'Application startup complete.' was read as an
+        SGLang server's warm-up (an excerpt that begins there): vLLM's API server starts uvicorn only once
+        its engine is up, so the start was ready from that line on."""
+        st = self.state
+        span = st.spans.get("warmup")
+        if st.phase == "warmup" and st.failure is None and span is not None and "Application startup complete" in span.evidence:
+            self.served(span.start, span.evidence)
+
     def served(self, t: float | None, text: str) -> None:
         """The server answered (or was answering) a request: every rank is ready."""
         self.all_enter("ready", t, text)
