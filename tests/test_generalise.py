@@ -2073,3 +2073,20 @@ def test_a_log_ending_on_an_error_record_after_an_exception_the_engine_caught_en
     assert (v.outcome, v.phase, v.failure_kind) == ("failed", "weight_load", "exception")
     assert v.reason.startswith("Consistency check failed")
     assert verdict(load + "ERROR 01-23 21:59:\n")[2] == "other"
+
+
+def test_a_bars_unnamed_first_frame_is_the_next_bars_not_the_current_phases() -> None:
+    """tqdm draws SGLang's capture bar once before the loop names it ('  0%| | 0/35 [...]' then
+    'Capturing batches (bs=256 ...)', blind140 b07): that frame is the capture's, so the load keeps
+    its own count (it showed 0/35); an unnamed bar with nothing after it is the current phase's."""
+    load = "Load weight begin. avail mem=70.00 GB\nLoading safetensors checkpoint shards: 100% Completed | 1/1 [00:00<00:00,  7.01it/s]\n"
+    capture = (
+        "  0%|          | 0/35 [00:00<?, ?it/s]\rCapturing batches (bs=256 avail_mem=27.40 GB):   3%|▎   | 1/35 [00:17<10:03, 17.74s/it]\n"
+    )
+    j, _ = replay([(load + capture).encode()])
+    spans = {s.phase: (s.done, s.total) for s in j.state.timeline()}
+    assert spans["weight_load"] == (1, 1) and spans["graph_capture"] == (1, 35)
+    j, _ = replay([(load + "  0%|          | 0/35 [00:00<?, ?it/s]\n").encode()])
+    assert {s.phase: (s.done, s.total) for s in j.state.timeline()}["weight_load"] == (0, 35)
+    j, _ = replay([(load + "  0%|          | 0/35 [00:00<?, ?it/s]\nSome other line\n").encode()])
+    assert {s.phase: (s.done, s.total) for s in j.state.timeline()}["weight_load"] == (0, 35)

@@ -188,6 +188,7 @@ class Classifier:
             if bar is not None:
                 self._tracker.bar(line, *bar, t)
                 return out
+        self._tracker.not_bar()
         if st.failure is None:
             self._named_phase(line)
         f = st.failure
@@ -352,6 +353,7 @@ class Classifier:
         held, self._held = self._held, None
         first = self._feed(held) if held is not None else []
         out = self._box.items = first
+        self._tracker.not_bar()
         st = self._state
         if st.ready:
             return out

@@ -27,6 +27,7 @@ class PhaseTracker:
         self._causes = causes
         self._box = box
         self._bar_cache: dict[str, BarRule | None] = {}
+        self._unlabelled: tuple[LogLine, int, float | None] | None = None
         self.first_line = 0
         """The number of the log's first non-empty line (0: none yet)."""
 
@@ -224,6 +225,26 @@ class PhaseTracker:
         return found
 
     def bar(self, line: LogLine, desc: str, done: int, total: int, t: float | None) -> None:
+        """A progress bar's update. A bar's first frame with no description yet (tqdm draws '  0%| | 0/35'
+        before SGLang's capture loop names it 'Capturing batches (bs=256 ...)') waits for the next record:
+        when that names a bar of the same length, the frame was that bar's, not the current phase's."""
+        held = self._unlabelled
+        if held is not None:
+            self._unlabelled = None
+            if not (desc and total == held[1]):
+                self._bar(held[0], "", 0, held[1], held[2])
+        if not desc and done == 0 and total > 0:
+            self._unlabelled = (line, total, t)
+            return
+        self._bar(line, desc, done, total, t)
+
+    def not_bar(self) -> None:
+        """A record that is no bar: a bar's first frame held back was the current phase's."""
+        held, self._unlabelled = self._unlabelled, None
+        if held is not None:
+            self._bar(held[0], "", 0, held[1], held[2])
+
+    def _bar(self, line: LogLine, desc: str, done: int, total: int, t: float | None) -> None:
         """A progress bar's update: its rule may move the rank; the phase's progress is noted."""
         st = self.state
         if st.failure is not None and st.failure.definitive:
