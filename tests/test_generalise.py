@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from coldwatch.normalise import normalise
+from coldwatch.normalise import normalise, service_of
 from coldwatch.phases.classifier import parse_bar
 from coldwatch.replay import replay
 
@@ -2090,3 +2090,17 @@ def test_a_bars_unnamed_first_frame_is_the_next_bars_not_the_current_phases() ->
     assert {s.phase: (s.done, s.total) for s in j.state.timeline()}["weight_load"] == (0, 35)
     j, _ = replay([(load + "  0%|          | 0/35 [00:00<?, ?it/s]\nSome other line\n").encode()])
     assert {s.phase: (s.done, s.total) for s in j.state.timeline()}["weight_load"] == (0, 35)
+
+
+@pytest.mark.parametrize(
+    "outer",
+    ["0: ", "Mar 08 03:06:19 gpu1 docker[812]: ", "2026-03-08T03:06:19.123456789Z ", "[pod/vllm-0/app] ", "svc  | "],
+)
+def test_the_compose_service_is_read_under_any_wrapper_outside_it(outer: str) -> None:
+    """The engine's compose service is told from another's under Slurm's task label, journald's or
+    kubectl's time, kubectl's pod prefix or a second column (each hid it: the gateway's health check read
+    as vLLM ready under five of the wrappers benchmark's eleven)."""
+    v = outer + "voxtral-1  | (APIServer pid=1) INFO 03-08 03:06:19 [api_server.py:1] vLLM API server version 0.17.0\n"
+    gw = outer + 'gateway-1  | INFO:     172.18.0.1:60518 - "GET /api/health HTTP/1.1" 200 OK\n'
+    assert verdict(v + gw) == ("incomplete", "starting", None)
+    assert service_of(gw) == "gateway-1"

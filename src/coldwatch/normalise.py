@@ -240,15 +240,25 @@ _KUBECTL = re.compile(r"^\[pod/[\w.-]+/[\w.-]+\] ")
 
 
 def service_of(raw: str) -> str:
-    """The container a line's wrapper names (compose's service column, ``kubectl logs --prefix``'s pod and
-    container); '' when it names none."""
-    if raw.startswith("[pod/"):
-        m = _KUBECTL.match(raw)
-        return m.group(0) if m else ""
-    if " | " in raw[:64] and not raw.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
-        m = _COMPOSE.match(raw)
-        return m.group(0).split()[0] if m else ""
-    return ""
+    """The container a line's wrapper names: compose's service column (the innermost), else ``kubectl logs --prefix``'s pod
+    and container; under the wrappers outside them too (Slurm's task label, a collector's time: journald's,
+    kubectl's, ``ts``'s); '' when it names none."""
+    text, pod, name = raw, "", ""
+    for _ in range(3):
+        before = text
+        if text[:1].isdigit() and (m := _SRUN.match(text)) is not None:
+            text = text[m.end() :]
+        if text[:1].isalnum():
+            text, _ = _collector(text)
+        if text.startswith("[pod/") and (m := _KUBECTL.match(text)) is not None:
+            pod, text = pod or m.group(0), text[m.end() :]
+        if " | " in text[:64] and not text.startswith(("INFO", "WARNING", "ERROR", "DEBUG")):
+            m = _COMPOSE.match(text)
+            if m:
+                name, text = m.group(0).split()[0], text[m.end() :]
+        if text == before:
+            break
+    return name or pod
 
 
 _PROC = re.compile(r"^\(([A-Za-z_][\w-]*)(?: rank=(\d+))?(?: pid=\d+)(?:, ip=[^)]*)?\) ")
