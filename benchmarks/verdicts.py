@@ -139,6 +139,7 @@ CORPORA = {
     "blind139": LOGS / "blind139",
     "blind140": LOGS / "blind140",
     "blind141": LOGS / "blind141",
+    "blind142": LOGS / "blind142",
 }
 
 
