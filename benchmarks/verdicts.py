@@ -140,6 +140,7 @@ CORPORA = {
     "blind140": LOGS / "blind140",
     "blind141": LOGS / "blind141",
     "blind142": LOGS / "blind142",
+    "blind143": LOGS / "blind143",
 }
 
 
