@@ -138,6 +138,7 @@ CORPORA = {
     "blind138": LOGS / "blind138",
     "blind139": LOGS / "blind139",
     "blind140": LOGS / "blind140",
+    "blind144": LOGS / "blind144",
 }
 
 
