@@ -141,6 +141,7 @@ CORPORA = {
     "blind141": LOGS / "blind141",
     "blind142": LOGS / "blind142",
     "blind143": LOGS / "blind143",
+    "blind144": LOGS / "blind144",
 }
 
 
