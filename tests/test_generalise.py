@@ -2104,3 +2104,40 @@ def test_the_compose_service_is_read_under_any_wrapper_outside_it(outer: str) ->
     gw = outer + 'gateway-1  | INFO:     172.18.0.1:60518 - "GET /api/health HTTP/1.1" 200 OK\n'
     assert verdict(v + gw) == ("incomplete", "starting", None)
     assert service_of(gw) == "gateway-1"
+
+
+def test_blind141_to_144_s_triton_stub_platform_timeout_model_new_v0_graph_note_and_a_clients_log() -> None:
+    """Triton's Python stub failing to initialise the vLLM backend fails the start, its kind from the
+    exception's words (blind141 b04, b08); Modal stopping a runner past its start-up limit is a kill (b01);
+    a model class's ``__new__`` runs in the load (blind142 b04); V0's '1~3 GiB' note is its capture
+    (blind143 b07); a client's httpx log of an answer from the engine on this host is the engine serving,
+    one from the Hub or a remote API is not (blind144 b12, b14)."""
+    stub = "I1115 02:58:49.477216 1 pb_stub.cc:325] Failed to initialize Python stub: TypeError: 'NoneType' object is not subscriptable\n"
+    assert verdict(stub) == ("failed", "starting", "exception")
+    oom = 'pb_stub.cc:366] "Failed to initialize Python stub: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n'
+    assert verdict(oom)[2] == "oom"
+    lifecycle = "E1115 02:58:51.162838 1 model_lifecycle.cc:621] failed to load 'vllm_model' version 1: Internal: TypeError: x\n"
+    assert verdict(lifecycle)[0] == "failed"
+    compile_ = "INFO 05-01 12:39:00 backends.py:587] Dynamo bytecode transform time: 41.22 s\n"
+    assert verdict(compile_ + "Runner failed with exception: Runner has been initializing for too long: 300 seconds\n") == (
+        "failed",
+        "jit_compile",
+        "killed",
+    )
+    new = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/vllm/model_executor/models/minicpmv.py", line 1432, in __new__\n'
+        '    raise ValueError(f"Currently, MiniCPMV only supports versions "\n'
+        "ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, 2.6, 4.0. Got version: (4, 5)\n"
+    )
+    assert verdict(new) == ("failed", "weight_load", "exception")
+    kv = "INFO 02-03 10:00:00 llm_engine.py:1] # GPU blocks: 2, # CPU blocks: 2048\n"
+    note = "INFO 02-03 10:00:09 model_runner.py:1] CUDA graphs can take additional 1~3 GiB memory per GPU. If you are running out of memory, consider decreasing `gpu_memory_utilization` or enforcing eager mode.\n"
+    assert verdict(kv + note) == ("incomplete", "graph_capture", None)
+    load = "INFO 08-20 21:33:00 model_runner.py:1] Loading model weights took 5.38 GB\n"
+    models = '[2025-08-20 21:33:58] INFO _client.py:1740: HTTP Request: GET http://0.0.0.0:8000/v1/models "HTTP/1.1 200 OK"\n'
+    chat = '[2025-09-18 09:25:51] INFO _client.py:1740: HTTP Request: POST http://127.0.0.1:8000/v1/chat/completions "HTTP/1.1 200 OK"\n'
+    assert verdict(load + models)[0] == "ready" and verdict(load + chat)[0] == "ready"
+    hub = '[2025-08-20 21:33:58] INFO _client.py:1740: HTTP Request: HEAD https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json "HTTP/1.1 200 OK"\n'
+    remote = '[2025-08-20 21:33:58] INFO _client.py:1740: HTTP Request: POST https://api.openai.com/v1/chat/completions "HTTP/1.1 200 OK"\n'
+    assert verdict(load + hub)[0] == "incomplete" and verdict(load + remote)[0] == "incomplete"

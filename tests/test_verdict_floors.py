@@ -509,6 +509,22 @@ FLOORS = {
     # blind140 (SGLang in applications' repositories: tutorials, recipes, committed run logs) 100 / 100 / 100 (0/0),
     #   unchanged
     "blind140": (100.0, 100.0, 100.0),
+    # blind141 (cloud launchers: Modal, Triton's vLLM backend, SkyPilot, BentoML, a TPU VM) 66.7 / 100 / 57.1 (1/1) ->
+    #   100 / 100 / 100: Triton's Python stub failing to initialise the backend (b04, b08), Modal stopping a runner
+    #   past its start-up limit (b01)
+    "blind141": (100.0, 100.0, 100.0),
+    # blind142 (model vendors' repositories and their models' threads) 100 / 88.2 / 100 (0/0) -> 100 / 94.1 / 100: a
+    #   model class's __new__ is its construction, the load (b04). Left: b09 (fused-MoE config warnings after the
+    #   load and nothing else: weight_load here, kv_alloc in its label)
+    "blind142": (100.0, 94.1, 100.0),
+    # blind143 (applications that start vLLM: LlamaIndex, LangChain, Haystack, DSPy, AutoGen, RAGFlow) 90.0 / 90.0 /
+    #   100 (1/1) -> 90.0 / 100 / 100: V0's '1~3 GiB' note is its capture (b07). Left: b03 (an earlier run's
+    #   'RuntimeError: Failed to infer device type' then a new launch cut: failed here, incomplete in its label)
+    "blind143": (90.0, 100.0, 100.0),
+    # blind144 (RL and post-training frameworks: ART, Unsloth, TRL, LLaMA-Factory, EasyR1, NeMo-RL, verl) 85.7 / 85.7 /
+    #   100 (0/0) -> 100 / 100 / 100: a client's httpx log of the engine's answer on this host is the engine serving
+    #   (b12, b14)
+    "blind144": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -582,6 +598,8 @@ HARD_FLOORS = {
     "blind131": 100.0,
     "blind136": 100.0,
     "blind139": 100.0,
+    "blind141": 100.0,
+    "blind143": 100.0,
 }
 
 
