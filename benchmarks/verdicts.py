@@ -142,6 +142,7 @@ CORPORA = {
     "blind142": LOGS / "blind142",
     "blind143": LOGS / "blind143",
     "blind144": LOGS / "blind144",
+    "blind151": LOGS / "blind151",
     "blind152": LOGS / "blind152",
 }
 
