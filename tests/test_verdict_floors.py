@@ -525,6 +525,10 @@ FLOORS = {
     #   100 (0/0) -> 100 / 100 / 100: a client's httpx log of the engine's answer on this host is the engine serving
     #   (b12, b14)
     "blind144": (100.0, 100.0, 100.0),
+    # blind151 (SGLang 0.5 with piecewise CUDA graphs, one log) and blind152 (vLLM 0.11+ V1, two logs): first score
+    #   100 / 100 / 100 on all three; too few to say much of their families
+    "blind151": (100.0, 100.0, 100.0),
+    "blind152": (100.0, 100.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
