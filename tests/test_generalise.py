@@ -2141,3 +2141,16 @@ def test_blind141_to_144_s_triton_stub_platform_timeout_model_new_v0_graph_note_
     hub = '[2025-08-20 21:33:58] INFO _client.py:1740: HTTP Request: HEAD https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json "HTTP/1.1 200 OK"\n'
     remote = '[2025-08-20 21:33:58] INFO _client.py:1740: HTTP Request: POST https://api.openai.com/v1/chat/completions "HTTP/1.1 200 OK"\n'
     assert verdict(load + hub)[0] == "incomplete" and verdict(load + remote)[0] == "incomplete"
+
+
+def test_blind154_s_watchdog_on_a_groups_first_one_element_all_reduce_is_its_set_up() -> None:
+    """The first collective of a process group being a one-element all-reduce is the engines' own warm-up
+    right after the group is made, so a watchdog timeout on it with no marker before is dist_init
+    (blind154 b01); a later collective's timeout (SeqNum=2, 128M elements) stays where the log was."""
+    first = (
+        "(RayWorker pid=1080652) [E ProcessGroupNCCL.cpp:474] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800265 milliseconds before timing out.\n"
+    )
+    assert verdict(first) == ("failed", "dist_init", "nccl")
+    later = first.replace("SeqNum=1", "SeqNum=2").replace("NumelIn=1, NumelOut=1", "NumelIn=134217728, NumelOut=134217728")
+    assert verdict(later) == ("failed", "starting", "nccl")

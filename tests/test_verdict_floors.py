@@ -529,6 +529,10 @@ FLOORS = {
     #   100 / 100 / 100 on all three; too few to say much of their families
     "blind151": (100.0, 100.0, 100.0),
     "blind152": (100.0, 100.0, 100.0),
+    # blind154 (distributed-init and collective failures) 100 / 75.0 / 100 (1/1) -> 100 / 87.5 / 100: a watchdog
+    #   timeout on a group's first, one-element all-reduce is the engines' dist-init warm-up (b01). Left: b06 (a
+    #   WorkerProc failing in init_device with no exception line: dist_init here by the frame, starting in its label)
+    "blind154": (100.0, 87.5, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -604,6 +608,7 @@ HARD_FLOORS = {
     "blind139": 100.0,
     "blind141": 100.0,
     "blind143": 100.0,
+    "blind154": 100.0,
 }
 
 
