@@ -144,6 +144,7 @@ CORPORA = {
     "blind144": LOGS / "blind144",
     "blind151": LOGS / "blind151",
     "blind152": LOGS / "blind152",
+    "blind153": LOGS / "blind153",
     "blind154": LOGS / "blind154",
 }
 
