@@ -2154,3 +2154,31 @@ def test_blind154_s_watchdog_on_a_groups_first_one_element_all_reduce_is_its_set
     assert verdict(first) == ("failed", "dist_init", "nccl")
     later = first.replace("SeqNum=1", "SeqNum=2").replace("NumelIn=1, NumelOut=1", "NumelIn=134217728, NumelOut=134217728")
     assert verdict(later) == ("failed", "starting", "nccl")
+
+
+def test_blind153_s_frame_of_a_module_a_release_moved_takes_the_phase_its_file_and_function_have() -> None:
+    """vLLM 0.11 keeps initialize_from_config in vllm/worker/worker_base.py, the map holds it under
+    vllm/v1/worker/worker_base.py (kv_alloc): a worker's cut traceback through it is kv_alloc (blind153
+    b02), not 'starting'; a frame of a function no engine module holds in a phase still decides nothing."""
+    tag = "(Worker_TP0 pid=2174) ERROR 10-28 02:57:55 [multiproc_executor.py:671] "
+    head = (
+        f"{tag}WorkerProc hit an exception.\n"
+        f"{tag}Traceback (most recent call last):\n"
+        f'{tag}  File "/vllm-workspace/vllm/vllm/v1/executor/multiproc_executor.py", line 666, in worker_busy_loop\n'
+        f"{tag}    output = func(*args, **kwargs)\n"
+    )
+    moved = f'{tag}  File "/vllm-workspace/vllm/vllm/worker/worker_base.py", line 254, in initialize_from_config\n'
+    assert verdict(head + moved + f"{tag}RuntimeError: boom\n")[:2] == ("failed", "kv_alloc")
+    other = moved.replace("initialize_from_config", "execute_method")
+    assert verdict(head + other + f"{tag}RuntimeError: boom\n")[1] == "starting"
+
+
+def test_blind153_s_v0_multi_modal_profile_run_is_the_memory_profile() -> None:
+    """V0's enc_dec_model_runner.profile_run opens a multi-modal model's memory profile with 'Starting profile
+    run for multi-modal models.': a traceback after it is kv_alloc (blind153 b06), one right after the
+    weights' total still weight_load."""
+    loaded = "INFO 09-27 11:18:22 model_runner.py:1025] Loading model weights took 19.9073 GB\n"
+    profile = "INFO 09-27 11:18:35 enc_dec_model_runner.py:297] Starting profile run for multi-modal models.\n"
+    cut = '[rank0]: Traceback (most recent call last):\n[rank0]:   File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main\n'
+    assert verdict(loaded + profile + cut)[:2] == ("failed", "kv_alloc")
+    assert verdict(loaded + cut)[:2] == ("failed", "weight_load")

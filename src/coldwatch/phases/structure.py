@@ -61,13 +61,17 @@ class StructureMap:
     raises: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """An exception message's first MESSAGE_KEY characters -> (its literal head, the phase of every place that
     raises it), over every engine (a head two engines raise in different phases is left out)."""
+    _names: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     def frame_phase(self, path: str, func: str) -> str | None:
         """The phase of one frame ('/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_worker.py', 'load_model').
-        A module's top level ('<module>') is its import, in no phase of its own."""
+        A module's top level ('<module>') is its import, in no phase of its own. An engine frame whose module
+        and function the map does not hold is looked up by file name and function, which a release that
+        moves a module keeps."""
         if func == "<module>":
             return None
         path = path.replace("\\", "/")
+        engine = False
         for root in _ROOTS:
             i = path.find(root)
             while i >= 0:
@@ -76,8 +80,23 @@ class StructureMap:
                     phase = self.functions.get(f"{mod}::{func}") or self.modules.get(mod)
                     if phase is not None:
                         return phase
+                    engine = True
                 i = path.find(root, i + 1)
-        return None
+        if not engine:
+            return None
+        return self._by_name().get(f"{path.rsplit('/', 1)[-1]}::{func}")
+
+    def _by_name(self) -> dict[str, str]:
+        """A file name and function that the map holds under another of the engines' folders, every one in
+        the same phase ('worker_base.py::initialize_from_config': kv_alloc) -> that phase: for a frame of a
+        module the map did not read because a release moved it ('vllm/worker/worker_base.py' before or
+        after 'vllm/v1/worker/worker_base.py')."""
+        if self._names is None:
+            seen: dict[str, set[str]] = {}
+            for key, phase in self.functions.items():
+                seen.setdefault(key.rsplit("/", 1)[-1], set()).add(phase)
+            self._names = {n: next(iter(ps)) for n, ps in seen.items() if len(ps) == 1}
+        return self._names
 
     def complete(self, path: str, prefix: str) -> str | None:
         """The one function of ``path``'s engine module that belongs to a phase and starts with ``prefix``
