@@ -146,6 +146,10 @@ CORPORA = {
     "blind152": LOGS / "blind152",
     "blind153": LOGS / "blind153",
     "blind154": LOGS / "blind154",
+    "blind155": LOGS / "blind155",
+    "blind156": LOGS / "blind156",
+    "blind157": LOGS / "blind157",
+    "blind158": LOGS / "blind158",
 }
 
 
