@@ -141,6 +141,14 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
                 r"process_weights_after_loading|\w*_for_marlin\w*|\w*marlin\w*repack\w*|\w*shuffle\w*weight\w*",
                 "marlin_repack",
             ),
+            # the model is built before its weights are read: a layer allocates its parameters (a quantization
+            # method's create_weights), an MoE layer makes its token dispatcher (DeepEP, mori: their buffers
+            # and transport) as it is constructed
+            ("sglang/srt/layers/", r"create_weights", "weight_load"),
+            ("sglang/srt/layers/moe/", r"__init__|create_moe_dispatcher", "weight_load"),
+            # a HiCache storage backend (hf3fs, Mooncake, file) is made with the hierarchical cache, after
+            # the memory pools
+            ("sglang/srt/mem_cache/storage/", r"__init__|create_backend|_create_\w*backend|from_env_config|create_\w+_client", "kv_alloc"),
         ],
     },
     "vllm": {
@@ -207,6 +215,9 @@ SPEC: dict[str, dict[str, list[tuple[str, ...]]]] = {
                 r"load_model|load_draft_model|load_eagle_model|_get_model|__init__|\w*capture\w*",
                 "draft_init",
             ),
+            # the model is built before its weights are read: a layer allocates its parameters (a quantization
+            # method's create_weights)
+            ("vllm/model_executor/layers/", r"create_weights", "weight_load"),
             ("vllm/model_executor/model_loader/utils.py", r"process_weights_after_loading", "marlin_repack"),
             (
                 "vllm/model_executor/layers/quantization/",

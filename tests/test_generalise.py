@@ -2182,3 +2182,91 @@ def test_blind153_s_v0_multi_modal_profile_run_is_the_memory_profile() -> None:
     cut = '[rank0]: Traceback (most recent call last):\n[rank0]:   File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main\n'
     assert verdict(loaded + profile + cut)[:2] == ("failed", "kv_alloc")
     assert verdict(loaded + cut)[:2] == ("failed", "weight_load")
+
+
+def test_blind155_s_autotune_that_ended_leaves_the_start_in_the_compile_step_not_back_in_the_kv_cache() -> None:
+    """vLLM's FlashInfer autotune runs in compile_or_warm_up_model, after the KV cache exists: once its
+    'Autotuning process ends' the start is still compiling and warming up (blind155 c07), not back in kv_alloc."""
+    p = "(EngineCore_DP0 pid=53397) "
+    log = (
+        f"{p}INFO 11-22 17:03:47 [nixl_connector.py:1154] Registering KV_Caches. use_mla: False, kv_buffer_device: cuda\n"
+        f"{p}2025-11-22 17:03:49,039 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...\n"
+    )
+    assert verdict(log)[:2] == ("incomplete", "jit_compile")
+    ended = f"{p}2025-11-22 17:03:49,054 - INFO - autotuner.py:262 - flashinfer.jit: [Autotuner]: Autotuning process ends\n"
+    assert verdict(log + ended)[:2] == ("incomplete", "jit_compile")
+
+
+def test_blind155_s_kv_cache_sized_by_kv_cache_memory_bytes_and_lmcache_mp_registration_are_the_kv_cache() -> None:
+    """With --kv-cache-memory-bytes vLLM skips the profile and says so ('reserved 49.0 GiB memory for KV Cache
+    as specified by kv_cache_memory_bytes'); LMCache's MP connector registers the caches ('Registering kv
+    caches!'): a failure after either is in kv_alloc (blind155 c03, c02), not in the compile before it."""
+    p = "(EngineCore pid=83) "
+    compiled = f"{p}INFO 07-26 12:29:33 [monitor.py:53] torch.compile took 0.45 s in total\n"
+    reserved = (
+        f"{p}INFO 07-26 12:29:34 [gpu_worker.py:479] Initial free memory 93.88 GiB, reserved 49.0 GiB memory for KV Cache"
+        " as specified by kv_cache_memory_bytes config and skipped memory profiling.\n"
+    )
+    failed = f"{p}ERROR 07-26 12:29:35 [core.py:1330] EngineCore failed to start.\n{p}ERROR 07-26 12:29:35 [core.py:1330] Traceback (most recent call last):\n"
+    assert verdict(compiled + failed)[:2] == ("failed", "jit_compile")
+    assert verdict(compiled + reserved + failed)[:2] == ("failed", "kv_alloc")
+    w = "(Worker_TP0 pid=162243) "
+    registering = f"{w}[2026-07-31 11:51:54,561] LMCache INFO: Registering kv caches! (lmcache_mp_connector.py:749:lmcache.integration.vllm.lmcache_mp_connector)\n"
+    hit = f"{w}ERROR 07-31 11:51:54 [multiproc_executor.py:1007] WorkerProc hit an exception.\n"
+    assert verdict(registering + hit)[:2] == ("failed", "kv_alloc")
+
+
+def test_blind158_s_layer_allocating_its_parameters_is_the_model_being_built_for_its_weights() -> None:
+    """A layer's create_weights (vLLM's and SGLang's quantization methods) runs as the model is built, inside
+    the load: an OOM there is in weight_load (blind158 c07), whatever module the layer is in."""
+    e = "(EngineCore pid=6849) ERROR 04-19 15:32:42 [core.py:1108] "
+    frames = (
+        f'{e}  File "/home/u/vllm/.venv/lib/python3.12/site-packages/vllm/model_executor/layers/linear.py", line 201, in create_weights\n'
+        f"{e}    data=torch.empty(\n"
+        f'{e}  File "/home/u/vllm/.venv/lib/python3.12/site-packages/torch/utils/_device.py", line 109, in __torch_function__\n'
+        f"{e}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 84.00 MiB. GPU 0 has a total capacity of 31.35 GiB\n"
+    )
+    assert verdict(frames) == ("failed", "weight_load", "oom")
+    other = frames.replace("create_weights", "forward")
+    assert verdict(other)[1] == "starting"
+
+
+def test_blind158_s_moe_dispatcher_rdma_transport_assertion_is_the_fabric_while_the_model_is_built() -> None:
+    """SGLang's EP MoE layer makes its token dispatcher as the model is built; AMD's mori connecting its
+    RDMA queue pairs asserts and the process aborts (blind158 c08): nccl (the fabric), in weight_load,
+    not 'other' in 'starting'."""
+    log = (
+        "cheduler_DP2_TP2_EP2: /sgl-workspace/mori/src/application/transport/rdma/providers/ionic/ionic.cpp:350: void"
+        " mori::application::IonicQpContainer::ModifyInit2Rtr(const RdmaEndpointHandle &, const ibv_port_attr &, uint32_t):"
+        " Assertion `err == 0' failed.\n"
+        "Fatal Python error: Aborted\n\n"
+        "Current thread 0x00007ffff7c52000 (most recent call first):\n"
+        '  File "/sgl-workspace/mori/python/mori/shmem/api.py", line 26 in shmem_torch_process_group_init\n'
+        '  File "/sgl-workspace/sglang/python/sglang/srt/layers/moe/token_dispatcher/mori.py", line 17 in init_mori_op\n'
+        '  File "/sgl-workspace/sglang/python/sglang/srt/layers/moe/token_dispatcher/mori.py", line 57 in __init__\n'
+        '  File "/sgl-workspace/sglang/python/sglang/srt/layers/moe/fused_moe_triton/layer.py", line 113 in create_moe_dispatcher\n'
+        '  File "/sgl-workspace/sglang/python/sglang/srt/layers/moe/ep_moe/layer.py", line 547 in __init__\n'
+    )
+    assert verdict(log) == ("failed", "weight_load", "nccl")
+
+
+def test_blind156_s_hicache_storage_backend_is_made_with_the_kv_cache() -> None:
+    """SGLang's HiCache storage backend (hf3fs, Mooncake, file) is created with the hierarchical cache,
+    after the memory pools: its lines are kv_alloc (blind156 c04), read from its modules' own messages."""
+    log = (
+        "[2025-12-25 09:59:20 TP0] Creating storage backend 'hf3fs' (sglang.srt.mem_cache.storage.hf3fs.storage_hf3fs.HiCacheHF3FS)\n"
+        "[2025-12-25 09:59:20 TP0] Using global metadata client with server url: http://10.0.0.1:19090\n"
+    )
+    assert verdict(log)[:2] == ("incomplete", "kv_alloc")
+
+
+def test_a_frame_named_like_another_engines_function_takes_no_phase_from_it() -> None:
+    """The moved-module fallback looks a frame up by file and function within its own engine's code only:
+    vLLM's executor/base.py __init__ is not SGLang's moe_runner/base.py __init__ (weight_load)."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/vllm-workspace/vllm/vllm/executor/base.py", line 53, in __init__\n'
+        "    self._init_executor()\n"
+        "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.\n"
+    )
+    assert verdict(log)[1] == "starting"

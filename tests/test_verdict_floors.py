@@ -352,7 +352,10 @@ FLOORS = {
     #   compose's exit line (b08), an exception before systemd's exit status (b09), Dynamo's tracer frames (b04)
     "blind88": (100.0, 100.0, 100.0),
     # blind89 (quantization and kernel libraries) 100 / 100 / 91.7 (0/0) -> 100 / 100 / 100: V0's caught exception (b03)
-    "blind89": (100.0, 100.0, 100.0),
+    #   -> 93.3 % last phase: b03's kernel choice fails in a quantization scheme's create_weights, which the
+    #   structure map reads as the model being built (weight_load, the reading its label names as the other one);
+    #   its label says starting: a disagreement kept, not a label edited
+    "blind89": (100.0, 93.3, 100.0),
     # blind90 (web pages) 100 / 71.4 / 100 (0/0) -> 100 / 85.7 / 100: SGLang's own loader messages (b01). Left: b07
     #   (a lone KeyError naming a weight: weight_load in its label)
     "blind90": (100.0, 85.5, 100.0),
@@ -537,6 +540,17 @@ FLOORS = {
     #   timeout on a group's first, one-element all-reduce is the engines' dist-init warm-up (b01). Left: b06 (a
     #   WorkerProc failing in init_device with no exception line: dist_init here by the frame, starting in its label)
     "blind154": (100.0, 87.5, 100.0),
+    # blind155-158 (vLLM V1 features, SGLang 0.5 features, non-CUDA platforms and wrappers, OOM/NCCL failures; 37
+    #   logs): first score pooled 100 / 81.1 / 88.2 (oom/nccl 4/5) -> 100 / 97.3 / 94.1 (5/5): vLLM's autotune
+    #   that ended stays in the compile step (155 c07), the KV cache sized by kv_cache_memory_bytes and LMCache's MP
+    #   registration are kv_alloc (155 c03, c02), a layer's create_weights and an MoE layer's dispatcher are the
+    #   model being built (158 c07, c08), HiCache's storage backend is made with the KV cache (156 c04), an RDMA
+    #   transport's assertion is the fabric (158 c08). Left: 155 c02's kind (an ERROR line with no traceback:
+    #   exception here, other in its label), 158 c09 (V0's 'Configuring SpecDecodeWorker' precedes the dist init)
+    "blind155": (100.0, 100.0, 83.3),
+    "blind156": (100.0, 100.0, 100.0),
+    "blind157": (100.0, 100.0, 100.0),
+    "blind158": (100.0, 90.0, 100.0),
 }
 # the kinds a user acts on differently (memory, the network): every labelled oom/nccl failure right
 HARD_FLOORS = {
@@ -613,6 +627,7 @@ HARD_FLOORS = {
     "blind141": 100.0,
     "blind143": 100.0,
     "blind154": 100.0,
+    "blind158": 100.0,
 }
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 _ROOTS = ("sglang/", "vllm/", "vllm_ascend/", "tpu_inference/", "vllm_omni/")
+
+
 _TAG = re.compile(r"(?:\[|\d )([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
 MESSAGE_KEY = 20
@@ -36,6 +38,11 @@ than the outer phase. vLLM's and SGLang's loaders call the quantization post-pro
 (gpu_model_runner load_model) loads the speculative drafter after the target (drafter.load_model); its KV-cache
 set-up runs the warm-up and the CUDA-graph capture once the cache exists (V0 worker.initialize_cache ->
 _warm_up_model -> capture_model; V1 EngineCore._initialize_kv_caches -> compile_or_warm_up_model)."""
+
+
+def _family(path: str) -> str:
+    """Whose code a module path is: SGLang's, or vLLM's and its plug-ins' (they share its workers' names)."""
+    return "sglang" if path.startswith("sglang/") else "vllm"
 
 
 @dataclass(slots=True)
@@ -71,7 +78,7 @@ class StructureMap:
         if func == "<module>":
             return None
         path = path.replace("\\", "/")
-        engine = False
+        engine = ""
         for root in _ROOTS:
             i = path.find(root)
             while i >= 0:
@@ -80,11 +87,11 @@ class StructureMap:
                     phase = self.functions.get(f"{mod}::{func}") or self.modules.get(mod)
                     if phase is not None:
                         return phase
-                    engine = True
+                    engine = engine or _family(root)
                 i = path.find(root, i + 1)
         if not engine:
             return None
-        return self._by_name().get(f"{path.rsplit('/', 1)[-1]}::{func}")
+        return self._by_name().get(f"{engine}:{path.rsplit('/', 1)[-1]}::{func}")
 
     def _by_name(self) -> dict[str, str]:
         """A file name and function that the map holds under another of the engines' folders, every one in
@@ -94,7 +101,8 @@ class StructureMap:
         if self._names is None:
             seen: dict[str, set[str]] = {}
             for key, phase in self.functions.items():
-                seen.setdefault(key.rsplit("/", 1)[-1], set()).add(phase)
+                # within one engine's code: SGLang's moe_runner/base.py::__init__ says nothing of vLLM's executor/base.py
+                seen.setdefault(f"{_family(key)}:{key.rsplit('/', 1)[-1]}", set()).add(phase)
             self._names = {n: next(iter(ps)) for n, ps in seen.items() if len(ps) == 1}
         return self._names
 
