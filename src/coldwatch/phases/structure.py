@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 _ROOTS = ("sglang/", "vllm/", "vllm_ascend/", "tpu_inference/", "vllm_omni/")
-
-
 _TAG = re.compile(r"(?:\[|\d )([\w./-]+\.py):\d+\]")
 JIT = "jit_compile"
 MESSAGE_KEY = 20
@@ -94,7 +92,7 @@ class StructureMap:
         return self._by_name().get(f"{engine}:{path.rsplit('/', 1)[-1]}::{func}")
 
     def _by_name(self) -> dict[str, str]:
-        """A file name and function that the map holds under another of the engines' folders, every one in
+        """A file name and function that the map holds under another of one engine's folders, every one in
         the same phase ('worker_base.py::initialize_from_config': kv_alloc) -> that phase: for a frame of a
         module the map did not read because a release moved it ('vllm/worker/worker_base.py' before or
         after 'vllm/v1/worker/worker_base.py')."""
